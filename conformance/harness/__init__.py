@@ -1,0 +1,1 @@
+"""The conformance harness: clause registry, devices, results, pytest plugin."""

@@ -1,0 +1,37 @@
+"""Device selection: which devices exist, which are present, which were asked for."""
+
+from __future__ import annotations
+
+KNOWN = ("cpu", "meta", "cuda", "mps")
+
+
+def present() -> list[str]:
+    import torch
+
+    found = ["cpu", "meta"]
+    if torch.cuda.is_available():
+        found.append("cuda")
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        found.append("mps")
+    return found
+
+
+class DeviceError(ValueError):
+    pass
+
+
+def select(requested: str | None) -> list[str]:
+    """The devices to run on: every present one by default, else the comma-separated list asked for."""
+    available = present()
+    if not requested:
+        return available
+    chosen = [name.strip() for name in requested.split(",") if name.strip()]
+    for name in chosen:
+        if name not in KNOWN:
+            raise DeviceError(f"unknown device {name!r}; known devices: {', '.join(KNOWN)}")
+        if name not in available:
+            raise DeviceError(
+                f"device {name!r} was asked for but is not present here (present: {', '.join(available)})"
+            )
+    return list(dict.fromkeys(chosen))

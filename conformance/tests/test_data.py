@@ -1,0 +1,251 @@
+"""Conformance tests for spec/data.md (`.data`). Each test quotes the clause it proves."""
+
+import pytest
+import torch
+
+from conformance.harness.checks import assert_values, raises, same_storage
+
+
+def leaf(device, values=(1.0, 2.0)):
+    return torch.tensor(list(values), device=device, requires_grad=True)
+
+
+# > DATA-1: `x.data` returns a tensor object other than `x` (a new one at every access) that shares
+# > the storage of `x` and has the same shape, dtype and device.
+@pytest.mark.clause("DATA-1")
+def test_data_is_new_object_sharing_storage(device):
+    x = leaf(device)
+    d = x.data
+    assert d is not x
+    assert x.data is not d, "each access returns a new object"
+    assert same_storage(d, x)
+    assert (d.shape, d.dtype, d.device) == (x.shape, x.dtype, x.device)
+
+
+# > DATA-2: `x.data` does not require grad, is a leaf and has no `grad_fn`, whether `x` is a leaf that
+# > requires grad or a non-leaf result of an operation.
+@pytest.mark.clause("DATA-2")
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_data_is_detached_leaf(device, kind):
+    x = leaf(device)
+    if kind == "non-leaf":
+        x = x * 2
+        assert x.grad_fn is not None
+    d = x.data
+    assert (d.requires_grad, d.is_leaf, d.grad_fn) == (False, True, None)
+
+
+# > DATA-3: `x.data` has a version counter of its own.
+@pytest.mark.clause("DATA-3")
+def test_data_has_own_version_counter(device):
+    x = leaf(device)
+    d = x.data
+    d.add_(1)
+    assert (d._version, x._version) == (1, 0)
+    with torch.no_grad():
+        x.add_(1)
+    assert (d._version, x._version) == (1, 1)
+
+
+WRITES = {
+    "x.data[:] = v": lambda x: x.data.__setitem__(slice(None), torch.tensor([5.0, 6.0], device=x.device)),
+    "x.data[0] = v": lambda x: x.data.__setitem__(0, 5.0),
+    "x.data.add_(1)": lambda x: x.data.add_(1),
+    "x.data += 1": None,  # augmented assignment needs a statement; see _write
+    "torch.add(x.data, 1, out=x.data)": lambda x: torch.add(x.data, 1, out=x.data),
+    "x.data.copy_(v)": lambda x: x.data.copy_(torch.tensor([5.0, 6.0], device=x.device)),
+    "x.data.zero_()": lambda x: x.data.zero_(),
+    "x.data.fill_(7)": lambda x: x.data.fill_(7.0),
+}
+EXPECTED = {
+    "x.data[:] = v": [5.0, 6.0],
+    "x.data[0] = v": [5.0, 2.0],
+    "x.data.add_(1)": [2.0, 3.0],
+    "x.data += 1": [2.0, 3.0],
+    "torch.add(x.data, 1, out=x.data)": [2.0, 3.0],
+    "x.data.copy_(v)": [5.0, 6.0],
+    "x.data.zero_()": [0.0, 0.0],
+    "x.data.fill_(7)": [7.0, 7.0],
+}
+
+
+def _write(x, spelling):
+    if spelling == "x.data += 1":
+        x.data += 1
+    else:
+        WRITES[spelling](x)
+
+
+# > DATA-4: Every in-place write through `x.data` of a leaf `x` that requires grad raises no error, and
+# > afterwards `x` is still a leaf that requires grad, has no `grad_fn`, and has the same `_version`.
+@pytest.mark.clause("DATA-4")
+@pytest.mark.parametrize("spelling", list(WRITES))
+def test_write_through_data_is_invisible_to_autograd(device, spelling):
+    x = leaf(device)
+    _write(x, spelling)
+    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 0)
+
+
+# > DATA-5: The values written through `x.data`, by any of the spellings of DATA-4, are the values of `x`.
+@pytest.mark.clause("DATA-5")
+@pytest.mark.parametrize("spelling", list(WRITES))
+def test_write_through_data_changes_values(device, spelling):
+    x = leaf(device)
+    _write(x, spelling)
+    assert_values(x, EXPECTED[spelling], f"x after {spelling}")
+
+
+# > DATA-6: When autograd has saved `x` for backward and `x` is then modified through `x.data`,
+# > `backward()` raises no error and computes the gradient from the modified values.
+@pytest.mark.clause("DATA-6")
+@pytest.mark.parametrize("spelling", ["x.data.mul_(10)", "x.data[:] = 10 * x", "x.data.copy_(10 * x)"])
+def test_write_through_data_to_saved_tensor_gives_wrong_gradient(device, spelling):
+    x = leaf(device)
+    y = (x * x).sum()  # MulBackward0 saves x
+    new = torch.tensor([10.0, 20.0], device=device)
+    if spelling == "x.data.mul_(10)":
+        x.data.mul_(10)
+    elif spelling == "x.data[:] = 10 * x":
+        x.data[:] = new
+    else:
+        x.data.copy_(new)
+    y.backward()
+    assert_values(x.grad, [20.0, 40.0], "x.grad (correct would be [2.0, 4.0])")
+
+
+# > DATA-7: The same modification made through `x.detach()` makes that `backward()` raise RuntimeError
+# > "one of the variables needed for gradient computation has been modified by an inplace operation".
+@pytest.mark.clause("DATA-7")
+@pytest.mark.parametrize("spelling", ["x.detach().mul_(10)", "x.detach()[:] = v", "x.detach().copy_(v)"])
+def test_write_through_detach_to_saved_tensor_raises(device, spelling):
+    x = leaf(device)
+    y = (x * x).sum()
+    new = torch.tensor([10.0, 20.0], device=device)
+    if spelling == "x.detach().mul_(10)":
+        x.detach().mul_(10)
+    elif spelling == "x.detach()[:] = v":
+        x.detach()[:] = new
+    else:
+        x.detach().copy_(new)
+    assert x._version == 1
+    with raises(RuntimeError, "one of the variables needed for gradient computation has been modified by an inplace operation"):
+        y.backward()
+
+
+# > DATA-14: Operations recorded after a write through `x.data` use the new values.
+@pytest.mark.clause("DATA-14")
+def test_graph_after_data_write_uses_new_values(device):
+    x = leaf(device)
+    x.data[:] = torch.tensor([3.0, 4.0], device=device)
+    (x * x).sum().backward()
+    assert_values(x.grad, [6.0, 8.0], "x.grad = 2 * new x")
+
+
+# > DATA-8: After `x.data = t` the Python object `x` is the same object, and keeps its own
+# > `requires_grad`, leafness, `grad_fn` and `_version`; `t.requires_grad` is not copied to `x`.
+@pytest.mark.clause("DATA-8")
+@pytest.mark.parametrize("x_requires_grad", [True, False])
+def test_assign_data_keeps_autograd_identity(device, x_requires_grad):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=x_requires_grad)
+    with torch.no_grad():
+        x.add_(1)
+        x.add_(1)
+    ident, version = id(x), x._version
+    t = torch.zeros(3, device=device, requires_grad=not x_requires_grad)
+    x.data = t
+    assert id(x) == ident
+    assert (x.requires_grad, x.is_leaf, x.grad_fn, x._version) == (x_requires_grad, True, None, version)
+
+
+@pytest.mark.clause("DATA-8")
+def test_assign_data_keeps_grad_fn_of_non_leaf(device):
+    a = leaf(device)
+    b = a * 2
+    fn = b.grad_fn
+    b.data = torch.zeros(2, device=device)
+    assert (b.grad_fn is fn, b.requires_grad, b.is_leaf) == (True, True, False)
+
+
+# > DATA-9: After `x.data = t`, `x` shares the storage of `t` and takes its shape and dtype.
+@pytest.mark.clause("DATA-9")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
+def test_assign_data_adopts_storage_shape_dtype(device, dtype):
+    x = leaf(device)
+    t = torch.zeros(3, 2, device=device, dtype=dtype)
+    x.data = t
+    assert same_storage(x, t)
+    assert (x.shape, x.dtype) == (torch.Size([3, 2]), dtype)
+
+
+# > DATA-10: `x.data = v` where `v` is not a tensor raises TypeError "Variable data has to be a tensor".
+@pytest.mark.clause("DATA-10")
+@pytest.mark.parametrize("value", [[1.0, 2.0], 3.0, None])
+def test_assign_data_non_tensor_raises(device, value):
+    x = leaf(device)
+    with raises(TypeError, "Variable data has to be a tensor"):
+        x.data = value
+
+
+# > DATA-11: `x.data = t` where `x` requires grad and `t` has an integer or bool dtype raises RuntimeError
+# > "must be floating point or complex dtype"; when `x` does not require grad the assignment is accepted.
+@pytest.mark.clause("DATA-11")
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.bool])
+def test_assign_integer_data(device, dtype):
+    x = leaf(device)
+    with raises(RuntimeError, "must be floating point or complex dtype"):
+        x.data = torch.zeros(2, device=device, dtype=dtype)
+    plain = torch.tensor([1.0, 2.0], device=device)
+    plain.data = torch.zeros(2, device=device, dtype=dtype)
+    assert plain.dtype == dtype
+
+
+# > DATA-12: `x.data = t` where `t` has another tensor implementation type than `x` (a `meta` tensor
+# > into a `cpu` one, or the reverse) raises RuntimeError "incompatible tensor type".
+@pytest.mark.clause("DATA-12")
+def test_assign_data_of_other_tensor_type_raises(device):
+    x = leaf(device)
+    other = "cpu" if device == "meta" else "meta"
+    with raises(RuntimeError, "incompatible tensor type"):
+        x.data = torch.zeros(2, device=other)
+
+
+# > DATA-13: `x.data = t` leaves `x.grad` as it was (the same tensor object), even when `t` has another
+# > shape than that gradient.
+@pytest.mark.clause("DATA-13")
+@pytest.mark.parametrize("shape", [(2,), (3,)])
+def test_assign_data_keeps_grad(device, shape):
+    x = leaf(device)
+    (x * 1).sum().backward()
+    grad = x.grad
+    x.data = torch.zeros(shape, device=device)
+    assert x.grad is grad
+    assert x.grad.shape == torch.Size([2])
+
+
+# Seeds, run as written (fixing only what stops them from running, as noted).
+
+
+@pytest.mark.clause("DATA-5", "DATA-14")
+def test_seed_en_data_write_runs(device):
+    # English seed, "Modifying the data attribute", verbatim.
+    x = torch.tensor([1.0, 2.0], requires_grad=True, device=device)
+    x.data[:] = torch.tensor([3.0, 4.0], device=device)
+    # "Backpropagation will still work on the modified values in x"
+    y = x * x
+    loss = torch.mean((y - 5) ** 2)
+    loss.backward()
+    assert_values(x.grad, [24.0, 88.0], "gradient of mean((x*x-5)**2) at [3, 4]")
+
+
+@pytest.mark.clause("DATA-8", "DATA-14")
+def test_seed_ko_method1_data_assign(device):
+    # Korean seed, method 1. As written it calls torch.Variable, which does not exist:
+    with raises(AttributeError, "has no attribute 'Variable'"):
+        torch.Variable(torch.randn(5))
+    # Fixed to run: a leaf that requires grad. The seed prints zeros; torch gives ones.
+    x = torch.randn(5, device=device, requires_grad=True)
+    x.data = torch.randn(5, device=device)
+    y = x.sum()
+    y.backward()
+    assert x.requires_grad
+    assert_values(x.grad, [1.0] * 5, "x.grad (the seed printed zeros)")

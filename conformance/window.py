@@ -1,0 +1,13 @@
+"""The support window: the torch releases the conformance suite is run on.
+
+This is the one place that declares it; noxfile.py and the release check read
+it from here. Each entry is the newest patch of a minor release.
+"""
+
+TORCH_WINDOW = ["2.0.1", "2.15.0"]
+
+
+def numpy_requirement(torch_version: str) -> str:
+    """numpy that the given torch imports cleanly with (torch < 2.4 was built against numpy 1)."""
+    major, minor = (int(p) for p in torch_version.split(".")[:2])
+    return "numpy<2" if (major, minor) < (2, 4) else "numpy"
