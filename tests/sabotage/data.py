@@ -1,0 +1,28 @@
+"""Ways to break `.data` (spec/data.md)."""
+
+import torch
+
+_data = torch.Tensor.data
+
+
+def data_returns_detach():
+    """`.data` as `detach()`: shares the version counter and keeps autograd's check."""
+    torch.Tensor.data = property(lambda self: self.detach(), _data.__set__)
+
+
+def assign_data_copies_values():
+    """`x.data = t` as an in-place copy: no storage swap, no shape change."""
+
+    def setter(self, value):
+        if not isinstance(value, torch.Tensor):
+            raise TypeError("Variable data has to be a tensor, but got " + type(value).__name__)
+        with torch.no_grad():
+            self.detach().resize_(value.shape).copy_(value)
+
+    torch.Tensor.data = property(_data.__get__, setter)
+
+
+CASES = [
+    ("data_returns_detach", "test_data.py", {"DATA-3", "DATA-4", "DATA-6"}),
+    ("assign_data_copies_values", "test_data.py", {"DATA-9", "DATA-8"}),
+]

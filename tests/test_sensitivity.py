@@ -1,0 +1,59 @@
+"""Each conformance test file must fail when the behaviour it states is broken.
+
+For every case of ``tests/sabotage/<page>.py`` this runs the page's tests with the
+sabotage applied and checks, from the results file, that exactly the listed
+clauses (at least those) fail on cpu.
+"""
+
+import importlib
+import json
+import os
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tests.sabotage
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cases():
+    for info in pkgutil.iter_modules(tests.sabotage.__path__):
+        module = importlib.import_module(f"tests.sabotage.{info.name}")
+        for function, test_file, clauses in module.CASES:
+            yield pytest.param(info.name, function, test_file, clauses, id=f"{info.name}:{function}")
+
+
+def run_conformance(tmp_path, *args, env=None):
+    """Run the conformance suite in a subprocess; return (completed process, results doc or None)."""
+    out = tmp_path / "results.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--results", str(out), *args],
+        cwd=ROOT, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=600,
+    )
+    return proc, (json.loads(out.read_text()) if out.exists() else None)
+
+
+def failing(doc, device="cpu"):
+    return {cid for cid, entry in doc["devices"][device].items() if entry["outcome"] == "fail"}
+
+
+@pytest.mark.parametrize(("module", "function", "test_file", "clauses"), list(_cases()))
+def test_sabotage_makes_clauses_fail(tmp_path, module, function, test_file, clauses):
+    proc, doc = run_conformance(
+        tmp_path, "-p", "tests.sabotage", "--device", "cpu", f"conformance/tests/{test_file}",
+        env={"SABOTAGE": f"{module}:{function}"},
+    )
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    missed = clauses - failing(doc)
+    assert not missed, f"sabotage {function} should make {sorted(missed)} fail; failing: {sorted(failing(doc))}"
+
+
+def test_sabotage_cases_cover_every_page():
+    from conformance.harness import registry
+
+    modules = {info.name for info in pkgutil.iter_modules(tests.sabotage.__path__)}
+    assert set(registry.default().pages()) <= modules | {"index"}, "each spec page needs tests/sabotage/<page>.py"
