@@ -11,3 +11,8 @@ def numpy_requirement(torch_version: str) -> str:
     """numpy that the given torch imports cleanly with (torch < 2.4 was built against numpy 1)."""
     major, minor = (int(p) for p in torch_version.split(".")[:2])
     return "numpy<2" if (major, minor) < (2, 4) else "numpy"
+
+
+# The torch that `nox -s tests` checks the harness and the suite against: pip takes it from a local
+# CPU wheel on this project's machines (fast), and from PyPI elsewhere.
+TESTS_TORCH = "2.13.0"

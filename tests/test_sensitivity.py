@@ -32,7 +32,11 @@ def run_conformance(tmp_path, *args, env=None):
     out = tmp_path / "results.json"
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--results", str(out), *args],
-        cwd=ROOT, capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=600,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=600,
     )
     return proc, (json.loads(out.read_text()) if out.exists() else None)
 
@@ -44,7 +48,12 @@ def failing(doc, device="cpu"):
 @pytest.mark.parametrize(("module", "function", "test_file", "clauses"), list(_cases()))
 def test_sabotage_makes_clauses_fail(tmp_path, module, function, test_file, clauses):
     proc, doc = run_conformance(
-        tmp_path, "-p", "tests.sabotage", "--device", "cpu", f"conformance/tests/{test_file}",
+        tmp_path,
+        "-p",
+        "tests.sabotage",
+        "--device",
+        "cpu",
+        f"conformance/tests/{test_file}",
         env={"SABOTAGE": f"{module}:{function}"},
     )
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]

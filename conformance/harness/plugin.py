@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import inspect
 import platform
-import sys
 import textwrap
 from collections import defaultdict
 
@@ -46,7 +45,9 @@ SUITE_DIR = reg.ROOT / "conformance"
 def pytest_addoption(parser):
     group = parser.getgroup("conformance")
     group.addoption("--device", default=None, help="comma-separated devices (cpu,meta,cuda,mps); default: all present")
-    group.addoption("--results", default=None, metavar="PATH", help="write results JSON; '{device}' in PATH = one file per device")
+    group.addoption(
+        "--results", default=None, metavar="PATH", help="write results JSON; '{device}' in PATH = one file per device"
+    )
 
 
 def pytest_configure(config):
@@ -198,18 +199,25 @@ def pytest_runtest_makereport(item, call):
 
     clauses = getattr(item, "_conformance_clauses", [])
     device = item.callspec.params.get("device") if hasattr(item, "callspec") else None
-    report.user_properties.append(("conformance", {
-        "clauses": [c.id for c in clauses],
-        "device": device,
-        "observed": getattr(item, "_conformance_observed", {}),
-    }))
+    report.user_properties.append(
+        (
+            "conformance",
+            {
+                "clauses": [c.id for c in clauses],
+                "device": device,
+                "observed": getattr(item, "_conformance_observed", {}),
+            },
+        )
+    )
     if report.failed and clauses:
         head = "\n".join(f"clause {c.id} ({c.level}) - {c.url}: {' '.join(c.text.split())[:160]}" for c in clauses)
-        report.sections.append((
-            "conformance",
-            f"{head}\ntorch {torch.__version__}, device {device}, python {platform.python_version()}\n"
-            f"reproduce:\n{_reproducer(item)}",
-        ))
+        report.sections.append(
+            (
+                "conformance",
+                f"{head}\ntorch {torch.__version__}, device {device}, python {platform.python_version()}\n"
+                f"reproduce:\n{_reproducer(item)}",
+            )
+        )
     return report
 
 
@@ -296,4 +304,3 @@ class Recorder:
 def _natural(cid: str):
     prefix, number = cid.rsplit("-", 1)
     return prefix, int(number)
-

@@ -134,7 +134,7 @@ def parse_page(path: Path) -> tuple[list[Clause], list[Example]]:
     clauses, examples = [], []
     for m in _DIRECTIVE.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
-        where = f"{path.relative_to(ROOT)}:{line}"
+        where = f"spec/{path.name}:{line}"
         opts, body = _options(m["body"], where)
         arg = m["arg"].strip()
         if m["name"] == "example":

@@ -93,8 +93,7 @@ def write(doc: dict, path_template: str) -> list[Path]:
         docs = {Path(path_template): doc}
     else:
         docs = {
-            Path(path_template.format(device=d)): {**doc, "devices": {d: table}}
-            for d, table in doc["devices"].items()
+            Path(path_template.format(device=d)): {**doc, "devices": {d: table}} for d, table in doc["devices"].items()
         }
     for path, content in docs.items():
         path.parent.mkdir(parents=True, exist_ok=True)

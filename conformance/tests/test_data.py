@@ -128,7 +128,9 @@ def test_write_through_detach_to_saved_tensor_raises(device, spelling):
     else:
         x.detach().copy_(new)
     assert x._version == 1
-    with raises(RuntimeError, "one of the variables needed for gradient computation has been modified by an inplace operation"):
+    with raises(
+        RuntimeError, "one of the variables needed for gradient computation has been modified by an inplace operation"
+    ):
         y.backward()
 
 

@@ -1,0 +1,44 @@
+"""Sphinx configuration for the torch-update-spec site (sources: spec/ and docs/)."""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+sys.path[:0] = [str(ROOT), str(ROOT / "docs" / "_ext")]
+
+from conformance.harness import results  # noqa: E402
+
+# Recorded results must be valid and fresh for the current tests, or the site would show stale claims.
+results.check_recorded()
+
+project = "torch-update-spec"
+author = "torch-update-spec contributors"
+copyright = "2026, torch-update-spec contributors"
+
+root_doc = "docs/index"
+include_patterns = ["spec/**", "docs/**"]
+exclude_patterns = ["_build", "docs/_ext/**"]
+
+extensions = [
+    "myst_parser",
+    "sphinx_design",
+    "sphinx_copybutton",
+    "sphinx.ext.extlinks",
+    "clauses",
+]
+myst_enable_extensions = ["colon_fence", "deflist"]
+myst_heading_anchors = 3
+
+# Links to the PyTorch API reference; extlinks need no network at build time (unlike intersphinx).
+extlinks = {
+    "torch": ("https://pytorch.org/docs/stable/generated/%s.html", "%s"),
+}
+extlinks_detect_hardcoded_links = False
+
+# furo: maintained, accessible, readable tables and code on narrow screens, no JS framework to build.
+html_theme = "furo"
+html_title = "torch-update-spec"
+html_static_path = ["docs/_static"]
+html_css_files = ["clauses.css"]
+copybutton_prompt_text = r">>> |\.\.\. "
+copybutton_prompt_is_regexp = True

@@ -1,0 +1,46 @@
+"""What the recorded results say about each clause: one line per clause for the spec pages."""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+
+from packaging.version import Version
+
+from . import registry as reg
+from . import results
+from .devices import KNOWN
+
+WORDS = {"pass": "holds", "fail": "FAILS", "not-applicable": "not applicable", "not-run": "not run"}
+
+
+@functools.cache
+def recorded() -> dict[tuple[str, str], dict]:
+    """{(torch public version, device): results document} for every committed results file."""
+    found = {}
+    for path in sorted(results.RESULTS_DIR.glob("*/*.json")):
+        found[(path.parent.name, path.stem)] = results.load(path)
+    return found
+
+
+def outcomes(clause_id: str) -> dict[str, dict[str, list[str]]]:
+    """{device: {outcome: [versions]}} for one clause, versions in ascending order."""
+    table: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for (version, device), doc in sorted(recorded().items(), key=lambda kv: Version(kv[0][0])):
+        table[device][doc["devices"][device][clause_id]["outcome"]].append(version)
+    return table
+
+
+def clause_line(clause: reg.Clause) -> str:
+    table = outcomes(clause.id)
+    if not table:
+        return "Recorded results: none yet."
+    # Devices with the same story are told together.
+    stories: dict[str, list[str]] = defaultdict(list)
+    for device in KNOWN:
+        if device in table:
+            story = "; ".join(
+                f"{WORDS[o]} on {', '.join(vs)}" for o, vs in sorted(table[device].items(), key=lambda kv: kv[0])
+            )
+            stories[story].append(device)
+    return "Recorded results: " + " | ".join(f"{', '.join(ds)}: {s}" for s, ds in stories.items()) + "."

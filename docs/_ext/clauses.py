@@ -1,0 +1,149 @@
+"""Sphinx extension: the ``clause`` and ``example`` directives, the ``clause`` role, the clause index.
+
+Clauses are parsed by the registry (conformance/harness/registry.py), the one
+source of truth; this extension renders them and checks that Sphinx sees the
+same clauses the registry does. An unknown clause in a ``{clause}`` reference is
+an error under ``-W``.
+"""
+
+from __future__ import annotations
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx import addnodes
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+from conformance.harness import registry as reg
+from conformance.harness import status
+
+logger = logging.getLogger(__name__)
+
+
+def _clause_link(cid: str) -> addnodes.pending_xref:
+    ref = addnodes.pending_xref(
+        "",
+        nodes.literal(cid, cid),
+        refdomain="std",
+        reftype="ref",
+        reftarget=cid.lower(),
+        refexplicit=True,
+        refwarn=True,
+    )
+    ref["classes"].append("clause-ref")
+    return ref
+
+
+def clause_role(name, rawtext, text, lineno, inliner, options=None, content=()):
+    cid = text.strip()
+    if cid not in reg.default().clauses:
+        msg = inliner.reporter.error(f"unknown clause {cid!r} (not defined in spec/*.md)", line=lineno)
+        return [inliner.problematic(rawtext, rawtext, msg)], [msg]
+    return [_clause_link(cid)], []
+
+
+class ClauseDirective(SphinxDirective):
+    """One normative statement with a stable ID, level and version range."""
+
+    required_arguments = 1
+    has_content = True
+    option_spec = {
+        "level": directives.unchanged_required,
+        "since": directives.unchanged,
+        "until": directives.unchanged,
+        "needs": directives.unchanged,
+        "withdrawn": directives.unchanged,
+    }
+
+    def run(self):
+        cid = self.arguments[0]
+        clause = reg.default().clauses.get(cid)
+        if clause is None or clause.page != self.env.docname.split("/")[-1]:
+            raise self.error(f"clause {cid} is not in the registry for this page (format error?)")
+        self.env.tus_clauses_seen = getattr(self.env, "tus_clauses_seen", set()) | {cid}
+        box = nodes.container(classes=["clause", f"clause-{clause.level.lower()}"])
+        box["names"].append(clause.anchor)
+        self.state.document.note_explicit_target(box)
+        head = nodes.paragraph(classes=["clause-head"])
+        head += nodes.reference("", "", nodes.strong(cid, cid), refid=box["ids"][0], classes=["clause-id"])
+        head += nodes.Text(" ")
+        head += nodes.inline(clause.level, clause.level, classes=["clause-level"])
+        facts = [clause.range_text()]
+        if clause.needs_values:
+            facts.append("needs values (not applicable on meta)")
+        if clause.withdrawn:
+            facts.append(f"withdrawn: {clause.withdrawn}")
+        head += nodes.inline("", " · " + "; ".join(facts), classes=["clause-range"])
+        box += head
+        self.state.nested_parse(self.content, self.content_offset, box)
+        box += nodes.paragraph("", status.clause_line(clause), classes=["clause-status"])
+        return [box]
+
+
+class ExampleDirective(SphinxDirective):
+    """An executed example (a doctest); the conformance suite runs it."""
+
+    has_content = True
+    option_spec = {"clauses": directives.unchanged_required}
+
+    def run(self):
+        code = "\n".join(self.content)
+        block = nodes.literal_block(code, code, language="pycon", classes=["spec-example"])
+        caption = nodes.paragraph(classes=["example-caption"])
+        caption += nodes.Text("Executed by the conformance suite; shows ")
+        for i, cid in enumerate(self.options["clauses"].split()):
+            caption += nodes.Text(", " if i else "")
+            caption += _clause_link(cid)
+        return [block, caption]
+
+
+class ClauseIndexDirective(SphinxDirective):
+    """A table of every clause of every page, generated from the registry."""
+
+    def run(self):
+        table = nodes.table(classes=["clause-index"])
+        group = nodes.tgroup(cols=4)
+        table += group
+        for width in (12, 14, 14, 60):
+            group += nodes.colspec(colwidth=width)
+        head = nodes.thead()
+        group += head
+        body = nodes.tbody()
+        group += body
+        head += self._row(["Clause", "Level", "Versions", "Statement"])
+        clauses = sorted(reg.default().clauses.values(), key=lambda c: (c.page, _number(c.id)))
+        for c in clauses:
+            statement = " ".join(c.text.split())
+            body += self._row([_clause_link(c.id), c.level, c.range_text(), statement[:200]])
+        return [table]
+
+    @staticmethod
+    def _row(cells):
+        row = nodes.row()
+        for cell in cells:
+            entry = nodes.entry()
+            para = nodes.paragraph()
+            para += cell if isinstance(cell, nodes.Node) else nodes.Text(cell)
+            entry += para
+            row += entry
+        return row
+
+
+def _number(cid: str) -> int:
+    return int(cid.rsplit("-", 1)[1])
+
+
+def check_consistency(app, env):
+    seen = getattr(env, "tus_clauses_seen", set())
+    missing = sorted(set(reg.default().clauses) - seen)
+    if missing:
+        logger.warning("clauses in the registry but not rendered by Sphinx: %s", ", ".join(missing))
+
+
+def setup(app):
+    app.add_role("clause", clause_role)
+    app.add_directive("clause", ClauseDirective)
+    app.add_directive("example", ExampleDirective)
+    app.add_directive("clause-index", ClauseIndexDirective)
+    app.connect("env-check-consistency", check_consistency)
+    return {"version": "1", "parallel_read_safe": False, "env_version": 1}

@@ -1,0 +1,71 @@
+"""Sessions: conformance (one per torch of the support window), tests, docs, lint.
+
+nox -s conformance                      # every torch of the window
+nox -s "conformance(torch='2.0.1')"     # one version
+nox -s conformance -- --device cpu -x   # arguments after -- go to pytest
+"""
+
+from pathlib import Path
+
+import nox
+from packaging.version import Version
+
+from conformance.window import TESTS_TORCH, TORCH_WINDOW, numpy_requirement
+
+nox.options.default_venv_backend = "uv"
+nox.options.reuse_venv = "yes"  # a warm re-run reuses each environment and installs nothing new
+nox.options.sessions = ["tests", "lint"]
+
+PYPROJECT = nox.project.load_toml("pyproject.toml")
+PYTHON = "3.11"
+RESULTS = Path("conformance/results")
+
+
+def install_torch(session, version: str, *extra: str) -> None:
+    """Install a torch release (and what the suite needs); a failure ends the session with one line."""
+    try:
+        session.install(f"torch=={version}", numpy_requirement(version), *extra)
+    except nox.command.CommandFailed:
+        session.error(
+            f"cannot install torch=={version} (unknown version, or no network); see the installer output above"
+        )
+
+
+@nox.session(python=PYTHON)
+@nox.parametrize("torch", TORCH_WINDOW)
+def conformance(session, torch):
+    """Run the conformance suite on one torch release and record its results per device."""
+    install_torch(session, torch, *nox.project.dependency_groups(PYPROJECT, "test"))
+    target = RESULTS / Version(torch).public / "{device}.json"
+    session.run(
+        "python", "-m", "pytest", "conformance", "-p", "no:cacheprovider", "--results", str(target), *session.posargs
+    )
+
+
+@nox.session(python=PYTHON, venv_backend="venv")
+def tests(session):
+    """The project's own tests: harness self-tests, the suite on one torch, the docs build, lint."""
+    # pip (not uv) so that a machine that keeps torch wheels locally (pip's find-links) is used.
+    install_torch(session, TESTS_TORCH, *nox.project.dependency_groups(PYPROJECT, "test", "docs", "lint"))
+    session.run("ruff", "check", ".")
+    session.run("python", "-m", "pytest", "tests", "-p", "no:cacheprovider", "-n", "2", *session.posargs)
+    session.run("python", "-m", "pytest", "conformance", "-p", "no:cacheprovider", "-q")
+    build_docs(session)
+
+
+def build_docs(session) -> None:
+    session.run("sphinx-build", "-W", "--keep-going", "-q", "-b", "html", ".", "_build/html")
+    session.log("site built in _build/html/docs/index.html")
+
+
+@nox.session(python=PYTHON)
+def docs(session):
+    """Build the site with warnings as errors."""
+    session.install(*nox.project.dependency_groups(PYPROJECT, "docs"))
+    build_docs(session)
+
+
+@nox.session(python=PYTHON)
+def lint(session):
+    session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
+    session.run("ruff", "check", ".")

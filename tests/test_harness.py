@@ -1,0 +1,333 @@
+"""Self-tests of the conformance harness, on a small demo project copied to a temp folder.
+
+The demo has its own spec page and tests, so each harness rule (unknown clause,
+absent device, version ranges, UNSPECIFIED observations, the global-state guard,
+results files) is exercised without touching the real suite.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conformance.harness import devices, registry, results
+
+ROOT = Path(__file__).resolve().parents[1]
+
+DEMO_SPEC = """\
+# Demo
+
+:::{clause} DEMO-1
+:level: MUST
+
+Adding one in place bumps the version.
+:::
+
+:::{clause} DEMO-2
+:level: UNSPECIFIED
+
+What the version is after two additions.
+:::
+
+:::{clause} DEMO-3
+:level: MUST
+:until: 1.0
+
+Something torch 0.x did.
+:::
+
+:::{clause} DEMO-4
+:level: MUST
+:needs: values
+
+Adding one adds one.
+:::
+
+:::{example}
+:clauses: DEMO-4
+
+>>> torch.ones(1) + 1
+tensor([2.])
+:::
+"""
+
+DEMO_TESTS = """\
+import pytest
+import torch
+
+
+@pytest.mark.clause("DEMO-1")
+def test_version(device):
+    x = torch.ones(1, device=device)
+    x.add_(1)
+    assert x._version == 1
+
+
+@pytest.mark.clause("DEMO-2")
+def test_observe(device, observe):
+    x = torch.ones(1, device=device)
+    x.add_(1)
+    x.add_(1)
+    observe("version", x._version)
+
+
+@pytest.mark.clause("DEMO-3")
+def test_old(device):
+    assert False, "must never run on torch >= 1.0"
+
+
+@pytest.mark.clause("DEMO-4")
+def test_values(device):
+    assert (torch.ones(1, device=device) + 1).tolist() == [2.0]
+"""
+
+
+@pytest.fixture
+def demo(tmp_path):
+    """A copy of the harness with the demo spec page and tests instead of the real ones."""
+    shutil.copytree(ROOT / "conformance" / "harness", tmp_path / "conformance" / "harness",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("conftest.py", "__init__.py"):
+        shutil.copy(ROOT / "conformance" / name, tmp_path / "conformance" / name)
+    (tmp_path / "conformance" / "tests").mkdir()
+    (tmp_path / "conformance" / "tests" / "__init__.py").touch()
+    shutil.copy(ROOT / "conformance" / "tests" / "test_examples.py", tmp_path / "conformance" / "tests")
+    (tmp_path / "conformance" / "tests" / "test_demo.py").write_text(DEMO_TESTS)
+    (tmp_path / "spec").mkdir()
+    (tmp_path / "spec" / "demo.md").write_text(DEMO_SPEC)
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    return tmp_path
+
+
+def run(project, *args, env=None):
+    """Run pytest on the demo project; return (exit code, output, results doc or None)."""
+    out = project / "r.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "conformance", "-p", "no:cacheprovider", "--results", str(out), *args],
+        cwd=project, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(project), **(env or {})},
+    )
+    doc = json.loads(out.read_text()) if out.exists() else None
+    return proc.returncode, proc.stdout + proc.stderr, doc
+
+
+def add_test(project, source):
+    (project / "conformance" / "tests" / "test_extra.py").write_text(textwrap.dedent(source))
+
+
+def test_outcomes_of_demo(demo):
+    code, output, doc = run(demo)
+    assert code == 0, output
+    cpu, meta = doc["devices"]["cpu"], doc["devices"]["meta"]
+    assert cpu["DEMO-1"] == {"outcome": "pass", "tests": 1, "reasons": [], "observed": {}}
+    assert cpu["DEMO-2"]["outcome"] == "pass" and cpu["DEMO-2"]["observed"] == {"version": 2}
+    assert cpu["DEMO-3"]["outcome"] == "not-applicable" and "until 1.0" in cpu["DEMO-3"]["reasons"][0]
+    assert cpu["DEMO-4"] == {"outcome": "pass", "tests": 2, "reasons": [], "observed": {}}  # test + example
+    assert meta["DEMO-4"]["outcome"] == "not-applicable"
+    assert meta["DEMO-1"]["outcome"] == "pass"
+    for absent in set(devices.KNOWN) - set(devices.present()):
+        assert {e["outcome"] for e in doc["devices"][absent].values()} <= {"not-run", "not-applicable"}
+    results.validate(doc, "demo", registry.load(demo / "spec"))
+    assert "DEMO-1      pass" in output, "per-clause summary is printed"
+
+
+def test_parallel_run_gives_same_outcomes(demo):
+    _, _, serial = run(demo)
+    code, output, parallel = run(demo, "-n", "2")
+    assert code == 0, output
+    assert parallel["devices"] == serial["devices"]
+
+
+def test_unknown_clause_fails_collection(demo):
+    add_test(demo, """
+        import pytest
+        @pytest.mark.clause("NOPE-7")
+        def test_x(device):
+            pass
+    """)
+    code, output, _ = run(demo)
+    assert code == 4
+    assert "test_extra.py::test_x[cpu]: unknown clause 'NOPE-7'" in output
+    assert "Traceback" not in output
+
+
+def test_missing_marker_fails_collection(demo):
+    add_test(demo, "def test_unmarked(device):\n    pass\n")
+    code, output, _ = run(demo)
+    assert code == 4 and "test_unmarked[cpu]: test has no @pytest.mark.clause" in output
+
+
+def test_duplicate_clause_id_is_an_error(demo):
+    (demo / "spec" / "other.md").write_text(":::{clause} DEMO-1\n:level: MUST\n\nAgain.\n:::\n")
+    code, output, _ = run(demo)
+    assert code == 4 and "clause DEMO-1 is defined twice" in output
+
+
+def test_unknown_device_and_absent_device_exit_with_one_line(demo):
+    code, output, _ = run(demo, "--device", "tpu")
+    assert code == 4 and "unknown device 'tpu'" in output and "Traceback" not in output
+    absent = [d for d in ("cuda", "mps") if d not in devices.present()]
+    for name in absent:
+        code, output, doc = run(demo, "--device", name)
+        assert code == 4 and f"device {name!r} was asked for but is not present" in output
+        assert doc is None, "no results are written for a refused run"
+
+
+def test_device_selection(demo):
+    code, output, doc = run(demo, "--device", "meta")
+    assert code == 0, output
+    assert "cpu" not in doc["devices"], "a present device that was not selected is not reported"
+    assert doc["devices"]["meta"]["DEMO-1"]["outcome"] == "pass"
+
+
+@pytest.mark.parametrize(
+    ("leak", "what"),
+    [
+        ("torch.set_grad_enabled(False)", "grad mode: True -> False"),
+        ("torch.set_default_dtype(torch.float64)", "default dtype"),
+        ("torch.manual_seed(123)", "manual seed"),
+        ("torch.autograd.set_detect_anomaly(True)", "anomaly mode: False -> True"),
+    ],
+)
+def test_leaked_global_state_fails_the_test_and_is_restored(demo, leak, what):
+    add_test(demo, f"""
+        import pytest, torch
+        @pytest.mark.clause("DEMO-1")
+        def test_leaks(device):
+            {leak}
+        @pytest.mark.clause("DEMO-1")
+        def test_after(device):
+            assert torch.is_grad_enabled() and torch.get_default_dtype() == torch.float32
+            assert not torch.is_anomaly_enabled()
+    """)
+    code, output, doc = run(demo, "--device", "cpu")
+    assert code == 1
+    assert "test leaked global torch state" in output and what in output
+    assert "test_after[cpu] PASSED" in run(demo, "--device", "cpu", "-v")[1]
+    assert doc["devices"]["cpu"]["DEMO-1"]["outcome"] == "fail"
+
+
+def test_failure_output_names_clause_page_version_device_and_reproducer(demo):
+    add_test(demo, """
+        import pytest, torch
+        @pytest.mark.clause("DEMO-1")
+        def test_wrong(device):
+            x = torch.ones(1, device=device)
+            assert x._version == 5
+    """)
+    code, output, doc = run(demo, "--device", "cpu")
+    assert code == 1
+    assert "clause DEMO-1 (MUST) - spec/demo.md#demo-1" in output
+    import torch
+
+    assert f"torch {torch.__version__}, device cpu" in output
+    assert "python -m pytest 'conformance/tests/test_extra.py::test_wrong[cpu]'" in output
+    assert "device = 'cpu'" in output, "standalone reproducer"
+    entry = doc["devices"]["cpu"]["DEMO-1"]
+    assert entry["outcome"] == "fail" and "assert 0 == 5" in entry["reasons"][0]
+
+
+def test_observe_without_observation_fails(demo):
+    add_test(demo, """
+        import pytest
+        @pytest.mark.clause("DEMO-2")
+        def test_nothing(device, observe):
+            pass
+    """)
+    code, output, _ = run(demo, "--device", "cpu")
+    assert code == 1 and "recorded nothing" in output
+
+
+def test_deselected_clause_is_not_run_never_pass(demo):
+    code, _, doc = run(demo, "--device", "cpu", "-k", "test_version")
+    assert code == 0
+    assert doc["devices"]["cpu"]["DEMO-4"]["outcome"] == "not-run"
+
+
+def test_every_normative_clause_has_a_test():
+    """Collect the real suite; each normative clause of the spec is named by some test."""
+
+    class Collect:
+        named: set = set()
+
+        def pytest_collection_finish(self, session):
+            for item in session.items:
+                for mark in item.iter_markers("clause"):
+                    self.named.update(mark.args)
+
+    collector = Collect()
+    code = pytest.main(["conformance", "--collect-only", "-q", "-p", "no:cacheprovider"], plugins=[collector])
+    assert code == 0
+    untested = sorted(c.id for c in registry.default().clauses.values() if c.normative and c.id not in collector.named)
+    assert not untested, f"clauses without a test: {untested}"
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda d: d.update(schema_version=2), "schema_version"),
+        (lambda d: d["devices"]["cpu"]["DATA-1"].update(outcome="passed"), "not one of"),
+        (lambda d: d["devices"]["cpu"]["DATA-1"].update(outcome="pass", tests=0), "pass with no test run"),
+        (lambda d: d["devices"]["cpu"].pop("DATA-1"), "clauses missing: DATA-1"),
+        (lambda d: d["devices"]["cpu"].update({"ZZZ-1": {}}), "unknown clauses: ZZZ-1"),
+        (lambda d: d["devices"].update(tpu={}), "unknown device"),
+        (lambda d: d.update(torch="banana"), "is not a version"),
+        (lambda d: d["devices"]["cpu"]["DATA-1"].update(outcome="fail", reasons=[]), "needs a reason"),
+    ],
+)
+def test_results_validator_rejects_corrupt_documents(mutate, message):
+    doc = results.build(registry.default(), "2.13.0", "3.11", "x", ["cpu"], ["cpu"], {("DATA-1", "cpu"): [
+        {"outcome": "passed", "reason": ""}]}, {})
+    results.validate(doc, "ok")
+    mutate(doc)
+    with pytest.raises(results.ResultsError, match=message):
+        results.validate(doc, "bad")
+
+
+def test_recorded_results_checks(tmp_path):
+    doc = results.build(registry.default(), "2.13.0+cpu", "3.11", "x", ["cpu"], ["cpu"], {}, {})
+    results.write(doc, str(tmp_path / "2.13.0" / "{device}.json"))
+    assert results.check_recorded(tmp_path) == [tmp_path / "2.13.0" / "cpu.json"]
+    (tmp_path / "2.13.0" / "cpu.json").rename(tmp_path / "2.13.0" / "meta.json")
+    with pytest.raises(results.ResultsError, match="must hold exactly device meta"):
+        results.check_recorded(tmp_path)
+    shutil.rmtree(tmp_path / "2.13.0")
+    results.write({**doc, "suite_hash": "sha256:old"}, str(tmp_path / "2.13.0" / "{device}.json"))
+    with pytest.raises(results.ResultsError, match="stale.*nox -s conformance"):
+        results.check_recorded(tmp_path)
+    (tmp_path / "2.13.0" / "cpu.json").write_text("{not json")
+    with pytest.raises(results.ResultsError, match="cannot read results"):
+        results.check_recorded(tmp_path)
+
+
+def test_committed_results_are_valid_and_fresh():
+    results.check_recorded()
+
+
+@pytest.mark.parametrize(
+    ("page", "message"),
+    [
+        (":::{clause} data-1\n:level: MUST\n\nx\n:::\n", "is not a clause ID"),
+        (":::{clause} X-1\n:level: SHALL\n\nx\n:::\n", "needs :level:"),
+        (":::{clause} X-1\n:level: MUST\n:since: 2.4\n:until: 2.2\n\nx\n:::\n", "empty range"),
+        (":::{clause} X-1\n:level: MUST\n:color: red\n\nx\n:::\n", "unknown option"),
+        (":::{clause} X-1\n:level: MUST\n:::\n", "has no statement"),
+        (":::{example}\n:clauses: X-9\n\n>>> 1\n1\n:::\n", "unknown clause X-9"),
+    ],
+)
+def test_malformed_spec_pages_are_rejected(tmp_path, page, message):
+    (tmp_path / "p.md").write_text(page)
+    with pytest.raises(registry.SpecError, match=message):
+        registry.load(tmp_path)
+
+
+def test_version_ranges():
+    clause = registry.Clause("X-1", "p", 1, "MUST", "x", since=registry.Version("2.2"), until=registry.Version("2.4"))
+    assert [clause.applies_to(v) for v in ("2.1.2", "2.2.0", "2.3.1+cu121", "2.4.0a0+git1", "2.4.0")] == [
+        False, True, True, False, False,
+    ]
