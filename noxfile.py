@@ -5,12 +5,14 @@ nox -s "conformance(torch='2.0.1')"     # one version
 nox -s conformance -- --device cpu -x   # arguments after -- go to pytest
 """
 
+import sys
 from pathlib import Path
 
 import nox
 from packaging.version import Version
 
-from conformance.window import TESTS_TORCH, TORCH_WINDOW, numpy_requirement
+sys.path.insert(0, str(Path(__file__).parent))  # nox does not put the project on the path
+from conformance.window import TESTS_TORCH, TORCH_WINDOW, numpy_requirement  # noqa: E402
 
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_venv = "yes"  # a warm re-run reuses each environment and installs nothing new

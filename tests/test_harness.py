@@ -150,9 +150,10 @@ def test_unknown_clause_fails_collection(demo):
         def test_x(device):
             pass
     """)
-    code, output, _ = run(demo)
+    code, output, doc = run(demo)
     assert code == 4
     assert "test_extra.py::test_x[cpu]: unknown clause 'NOPE-7'" in output
+    assert doc is None, "a run stopped at collection writes no results"
     assert "Traceback" not in output
 
 

@@ -238,6 +238,7 @@ class Recorder:
         self.reports = defaultdict(list)
         self.observed = defaultdict(dict)
         self.written = []
+        self.complete = False
 
     def pytest_runtest_logreport(self, report):
         info = dict(report.user_properties).get("conformance")
@@ -274,13 +275,15 @@ class Recorder:
             self.observed,
         )
 
-    def pytest_sessionfinish(self, session):
+    def pytest_sessionfinish(self, session, exitstatus):
+        # A run stopped by a usage error or an interrupt proves nothing: write no results for it.
+        self.complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
         path = self.config.getoption("--results")
-        if path and not hasattr(self.config, "workerinput"):
+        if path and self.complete and not hasattr(self.config, "workerinput"):
             self.written = results.write(self.document(), path)
 
     def pytest_terminal_summary(self, terminalreporter):
-        if hasattr(self.config, "workerinput"):
+        if hasattr(self.config, "workerinput") or not self.complete:
             return
         import torch
 

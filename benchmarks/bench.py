@@ -1,0 +1,67 @@
+"""Time the suite against the floor measured in the same run: `python -c "import torch"`.
+
+    python benchmarks/bench.py                    # floor, suite serial, suite -n 2, docs build
+    python benchmarks/bench.py --nox 2.15.0       # also a warm `nox -s conformance` for that torch
+
+Each measurement is the median of --repeat runs; ratios are to the floor. These
+machines are small and noisy: read ratios, not absolute seconds. No thresholds
+are asserted here; the targets are in the README.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def timed(cmd: list[str], repeat: int, env=None) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, env={**os.environ, **(env or {})})
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--python", default=sys.executable, help="interpreter that has torch and pytest")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--nox", metavar="TORCH", help="also time a warm `nox -s conformance` for this torch")
+    parser.add_argument("--no-docs", action="store_true", help="skip the docs build")
+    args = parser.parse_args()
+
+    py = args.python
+    suite = [py, "-m", "pytest", "conformance", "-q", "-p", "no:cacheprovider"]
+    rows = [("floor: python -c 'import torch'", timed([py, "-c", "import torch"], args.repeat))]
+    rows.append(("suite, serial", timed(suite, args.repeat)))
+    rows.append(("suite, -n 2", timed([*suite, "-n", "2"], args.repeat)))
+    if args.nox:
+        session = f"conformance(torch='{args.nox}')"
+        timed(["nox", "-s", session], 1)  # make sure it is warm
+        rows.append((f"nox -s \"{session}\" (warm)", timed(["nox", "-s", session], args.repeat)))
+    if not args.no_docs:
+        out = Path(tempfile.mkdtemp())
+        sphinx = [py, "-m", "sphinx", "-W", "-q", "-E", "-b", "html", ".", str(out)]
+        rows.append(("docs, clean build", timed(sphinx, 1)))
+        shutil.rmtree(out)
+
+    floor = rows[0][1]
+    print(f"cores: {os.cpu_count()}, python: {py}")
+    print(f"{'measurement':<48} {'seconds':>8} {'x floor':>8}")
+    for name, seconds in rows:
+        print(f"{name:<48} {seconds:8.2f} {seconds / floor:8.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
