@@ -1,0 +1,239 @@
+"""Conformance tests for spec/clone.md (`y = x.clone()`, then modifying `y`)."""
+
+import pytest
+import torch
+
+from conformance.harness.checks import assert_values, raises, same_storage
+
+OUT_NOT_DIFFERENTIABLE = "functions with out=... arguments don't support automatic differentiation"
+COPY_CONSTRUCT = "To copy construct from a tensor, it is recommended to use sourceTensor."
+
+
+def leaf(device, values=(1.0, 2.0)):
+    return torch.tensor(list(values), device=device, requires_grad=True)
+
+
+# > CLONE-1: `x.clone()` returns a new tensor object with its own storage (not shared with `x`), with the
+# > shape, dtype, device and, for a dense tensor, the strides of `x` (`memory_format` defaults to
+# > `torch.preserve_format`).
+@pytest.mark.clause("CLONE-1")
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_clone_has_own_storage(device, layout):
+    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device=device, requires_grad=True)
+    if layout == "transposed":
+        x = x.t()
+    y = x.clone()
+    assert y is not x
+    assert not same_storage(x, y)
+    assert (y.shape, y.dtype, y.device, y.stride()) == (x.shape, x.dtype, x.device, x.stride())
+
+
+@pytest.mark.clause("CLONE-2")
+def test_clone_values(device):
+    # > CLONE-2: `x.clone()` has the values of `x`.
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device).t()
+    assert_values(x.clone(), [[1.0, 3.0], [2.0, 4.0]], "x.clone()")
+
+
+# > CLONE-3: When `x` requires grad and grad mode is on, `y = x.clone()` requires grad, is not a leaf and
+# > has `grad_fn` `CloneBackward0`, whose next function is the `AccumulateGrad` node of `x`. When `x` does not
+# > require grad, or inside `torch.no_grad()`, `y` is a leaf that does not require grad.
+@pytest.mark.clause("CLONE-3")
+@pytest.mark.parametrize("how", ["x requires grad", "x without grad", "under no_grad"])
+def test_clone_autograd_state(device, how):
+    x = leaf(device) if how != "x without grad" else torch.tensor([1.0, 2.0], device=device)
+    if how == "under no_grad":
+        with torch.no_grad():
+            y = x.clone()
+    else:
+        y = x.clone()
+    if how == "x requires grad":
+        assert (y.requires_grad, y.is_leaf, type(y.grad_fn).__name__) == (True, False, "CloneBackward0")
+        (fn, _), = y.grad_fn.next_functions
+        assert type(fn).__name__ == "AccumulateGrad" and fn.variable is x
+    else:
+        assert (y.requires_grad, y.is_leaf, y.grad_fn) == (False, True, None)
+
+
+# > CLONE-4: Gradients flow through `clone()`: the gradient with respect to `y = x.clone()` reaches `x`
+# > unchanged.
+@pytest.mark.clause("CLONE-4")
+def test_gradient_flows_through_clone(device):
+    x = leaf(device)
+    y = x.clone()
+    (y * torch.tensor([3.0, 5.0], device=device)).sum().backward()
+    assert_values(x.grad, [3.0, 5.0], "x.grad through clone")
+
+
+MODIFY = ["y[:] = t", "y[0] = 5", "y.copy_(t)", "y.fill_(7)", "y.zero_()", "y.add_(1)", "y += 1", "y.mul_(3)"]
+# spelling -> (values of y afterwards, gradient of y.sum() with respect to x, grad_fn name or None)
+AFTER = {
+    "y[:] = t": ([3.0, 4.0], [0.0, 0.0], None),  # CopySlices on 2.0.1, CopyBackwards on 2.13 and 2.15
+    "y[0] = 5": ([5.0, 2.0], [0.0, 1.0], "CopySlices"),
+    "y.copy_(t)": ([3.0, 4.0], [0.0, 0.0], "CopyBackwards"),
+    "y.fill_(7)": ([7.0, 7.0], [0.0, 0.0], "FillBackward2"),
+    "y.zero_()": ([0.0, 0.0], [0.0, 0.0], "ZeroBackward0"),
+    "y.add_(1)": ([2.0, 3.0], [1.0, 1.0], "AddBackward0"),
+    "y += 1": ([2.0, 3.0], [1.0, 1.0], "AddBackward0"),
+    "y.mul_(3)": ([3.0, 6.0], [3.0, 3.0], "MulBackward0"),
+}
+
+
+def modify(y, spelling):
+    t = torch.tensor([3.0, 4.0], device=y.device)
+    if spelling == "y[:] = t":
+        y[:] = t
+    elif spelling == "y[0] = 5":
+        y[0] = 5.0
+    elif spelling == "y.copy_(t)":
+        y.copy_(t)
+    elif spelling == "y.fill_(7)":
+        y.fill_(7.0)
+    elif spelling == "y.zero_()":
+        y.zero_()
+    elif spelling == "y.add_(1)":
+        y.add_(1)
+    elif spelling == "y += 1":
+        y += 1
+    else:
+        y.mul_(3)
+    return y
+
+
+# > CLONE-5: Every in-place modification of `y = x.clone()` (`y[:] = t`, `y[0] = v`, `y.copy_(t)`,
+# > `y.fill_(v)`, `y.zero_()`, `y.add_(1)`, `y += 1`, `y.mul_(3)`), with `x` a leaf that requires grad,
+# > raises no error; it bumps `y._version` to 1 and leaves `x._version` at 0; `y` stays a non-leaf that
+# > requires grad, with the `grad_fn` of the modifying operation (`CopySlices` for `y[0] = v`,
+# > `CopyBackwards` for `y.copy_(t)`, `FillBackward2`, `ZeroBackward0`, `AddBackward0`, `MulBackward0`).
+@pytest.mark.clause("CLONE-5")
+@pytest.mark.parametrize("spelling", MODIFY)
+def test_modifying_clone_leaves_x_version(device, spelling):
+    x = leaf(device)
+    y = modify(x.clone(), spelling)
+    assert (x._version, y._version) == (0, 1)
+    assert (x.is_leaf, x.grad_fn) == (True, None)
+    assert (y.requires_grad, y.is_leaf) == (True, False)
+    expected_fn = AFTER[spelling][2]
+    if expected_fn is None:
+        assert type(y.grad_fn).__name__ != "CloneBackward0"
+    else:
+        assert type(y.grad_fn).__name__ == expected_fn
+
+
+# > CLONE-6: ... and leaves the values of `x` unchanged while `y` takes the new values.
+@pytest.mark.clause("CLONE-6")
+@pytest.mark.parametrize("spelling", MODIFY)
+def test_modifying_clone_leaves_x_values(device, spelling):
+    x = leaf(device)
+    y = modify(x.clone(), spelling)
+    assert_values(x, [1.0, 2.0], f"x after {spelling}")
+    assert_values(y, AFTER[spelling][0], f"y after {spelling}")
+
+
+# > CLONE-7: After such a modification the gradient that reaches `x` through `y` is that of the modified
+# > `y`: elements overwritten (`y[:] = t`, `y[0] = v`, `y.copy_(t)`, `y.fill_(v)`, `y.zero_()`) send a zero
+# > gradient to `x`; untouched elements, and elements changed by `add_` or `mul_`, send the chain-rule
+# > gradient. `x.grad` is a tensor (of zeros where everything was overwritten), not `None`.
+@pytest.mark.clause("CLONE-7")
+@pytest.mark.parametrize("spelling", MODIFY)
+def test_gradient_through_modified_clone(device, spelling):
+    x = leaf(device)
+    y = modify(x.clone(), spelling)
+    y.sum().backward()
+    assert x.grad is not None
+    assert_values(x.grad, AFTER[spelling][1], f"x.grad after {spelling}; y.sum().backward()")
+
+
+# > CLONE-8: A graph built from `x` is not affected by modifications of its clone: it backpropagates the
+# > gradient at the original values of `x`.
+@pytest.mark.clause("CLONE-8")
+@pytest.mark.parametrize("spelling", MODIFY)
+def test_graph_of_x_unaffected_by_clone_changes(device, spelling):
+    x = leaf(device)
+    loss = (x * x).sum()
+    modify(x.clone(), spelling)
+    loss.backward()
+    assert_values(x.grad, [2.0, 4.0], "x.grad = 2 * x")
+
+
+# > CLONE-9: `torch.add(y, 1, out=y)` (any `out=` spelling) on a clone that requires grad raises RuntimeError
+# > whose message contains "functions with out=... arguments don't support automatic differentiation", and
+# > leaves `y._version` at 0.
+@pytest.mark.clause("CLONE-9")
+@pytest.mark.parametrize("spelling", ["torch.add(y, 1, out=y)", "torch.mul(y, 3, out=y)"])
+def test_out_on_clone_raises(device, spelling):
+    x = leaf(device)
+    y = x.clone()
+    with raises(RuntimeError, OUT_NOT_DIFFERENTIABLE):
+        if spelling.startswith("torch.add"):
+            torch.add(y, 1, out=y)
+        else:
+            torch.mul(y, 3, out=y)
+    assert (y._version, x._version) == (0, 0)
+
+
+# > CLONE-10: `x.clone().detach()` and `x.detach().clone()` both give a tensor with its own storage that does
+# > not require grad, is a leaf, has no `grad_fn` and starts at `_version` 0; modifying it in place leaves
+# > `x._version` unchanged. Adding `.requires_grad_()` makes it a new leaf that requires grad.
+@pytest.mark.clause("CLONE-10")
+@pytest.mark.parametrize("spelling", ["x.clone().detach()", "x.detach().clone()"])
+def test_detached_copy(device, spelling):
+    x = leaf(device)
+    c = x.clone().detach() if spelling == "x.clone().detach()" else x.detach().clone()
+    assert not same_storage(c, x)
+    assert (c.requires_grad, c.is_leaf, c.grad_fn, c._version) == (False, True, None, 0)
+    c.add_(1)
+    assert (c._version, x._version) == (1, 0)
+    c.requires_grad_()
+    assert (c.requires_grad, c.is_leaf, c.grad_fn) == (True, True, None)
+
+
+@pytest.mark.clause("CLONE-11")
+@pytest.mark.parametrize("spelling", ["x.clone().detach()", "x.detach().clone()"])
+def test_detached_copy_values_and_gradient(device, spelling):
+    # > CLONE-11: ... has the values of `x`, and a gradient computed through it never reaches `x`.
+    x = leaf(device)
+    c = (x.clone().detach() if spelling == "x.clone().detach()" else x.detach().clone()).requires_grad_()
+    assert_values(c, [1.0, 2.0], spelling)
+    (c * c).sum().backward()
+    assert_values(c.grad, [2.0, 4.0], "c.grad")
+    assert x.grad is None
+
+
+# > CLONE-12: `torch.tensor(x)` with a tensor `x` emits a UserWarning whose message contains "To copy
+# > construct from a tensor, it is recommended to use sourceTensor." and gives, like `x.detach().clone()`, a
+# > leaf with its own storage that does not require grad.
+@pytest.mark.clause("CLONE-12")
+def test_torch_tensor_of_tensor_warns(device):
+    x = leaf(device)
+    with pytest.warns(UserWarning, match=COPY_CONSTRUCT.replace(".", r"\.")):
+        c = torch.tensor(x)
+    assert not same_storage(c, x)
+    assert (c.requires_grad, c.is_leaf, c.grad_fn) == (False, True, None)
+
+
+# Seeds, run as written.
+
+
+@pytest.mark.clause("CLONE-6", "CLONE-7", "CLONE-8")
+def test_seed_en_clone_then_modify(device):
+    # English seed, "Cloning the variable", verbatim:
+    x = torch.tensor([1.0, 2.0], requires_grad=True, device=device)
+    y = x.clone()
+    y[:] = torch.tensor([3.0, 4.0], device=device)
+    # "Backpropagation will still work on the original x": x is unchanged and usable ...
+    assert_values(x, [1.0, 2.0], "x")
+    (x * x).sum().backward()
+    assert_values(x.grad, [2.0, 4.0], "x.grad from a graph of x")
+    # ... but the modified copy carries no gradient back to x (it is all overwritten).
+    x.grad = None
+    y.sum().backward()
+    assert_values(x.grad, [0.0, 0.0], "x.grad through the overwritten clone")
+
+
+@pytest.mark.clause("CLONE-5")
+def test_seed_en_clone_then_modify_metadata(device):
+    x = torch.tensor([1.0, 2.0], requires_grad=True, device=device)
+    y = x.clone()
+    y[:] = torch.tensor([3.0, 4.0], device=device)
+    assert (x._version, y._version, y.is_leaf, y.requires_grad) == (0, 1, False, True)

@@ -1,0 +1,290 @@
+"""Conformance tests for spec/copy.md (`x.copy_(src)`)."""
+
+import pytest
+import torch
+
+from conformance.harness.checks import assert_values, raises, same_storage
+
+LEAF_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+NO_GRAD_FN = "element 0 of tensors does not require grad and does not have a grad_fn"
+NO_DATA = "Cannot copy out of meta tensor; no data!"
+COMPLEX_TO_REAL = "Casting complex values to real discards the imaginary part"
+
+
+def leaf(device, values=(1.0, 2.0)):
+    return torch.tensor(list(values), device=device, requires_grad=True)
+
+
+SOURCES = {
+    "plain float": lambda d: torch.tensor([3.0, 4.0], device=d),
+    "requires grad": lambda d: torch.tensor([3.0, 4.0], device=d, requires_grad=True),
+    "int64": lambda d: torch.tensor([3, 4], device=d),
+    "float64": lambda d: torch.tensor([3.0, 4.0], device=d, dtype=torch.float64),
+    "scalar": lambda d: torch.tensor(3.0, device=d),
+}
+
+
+# > COPY-1: `x.copy_(src)` on a leaf `x` that requires grad, with grad mode on, raises RuntimeError whose
+# > message contains "a leaf Variable that requires grad is being used in an in-place operation.", whatever
+# > `src` is; `x._version` stays 0.
+@pytest.mark.clause("COPY-1")
+@pytest.mark.parametrize("source", list(SOURCES))
+def test_copy_into_leaf_requiring_grad_raises(device, source):
+    x = leaf(device)
+    with raises(RuntimeError, LEAF_IN_PLACE):
+        x.copy_(SOURCES[source](device))
+    assert (x._version, x.is_leaf, x.grad_fn) == (0, True, None)
+
+
+@pytest.mark.clause("COPY-2")
+def test_failed_copy_keeps_values(device):
+    # > COPY-2: ... and the values of `x` are unchanged.
+    x = leaf(device)
+    with raises(RuntimeError, LEAF_IN_PLACE):
+        x.copy_(torch.tensor([3.0, 4.0], device=device))
+    assert_values(x, [1.0, 2.0], "x after the failed copy_")
+
+
+# > COPY-3: Inside `torch.no_grad()` the same `x.copy_(src)` is allowed: it returns `x` itself, bumps
+# > `x._version` by 1, and `x` stays a leaf that requires grad with no `grad_fn`, keeping its own storage
+# > and dtype.
+@pytest.mark.clause("COPY-3")
+@pytest.mark.parametrize("source", list(SOURCES))
+def test_copy_into_leaf_under_no_grad(device, source):
+    x = leaf(device)
+    storage, src = x.untyped_storage()._cdata, SOURCES[source](device)
+    with torch.no_grad():
+        out = x.copy_(src)
+    assert out is x
+    assert x.untyped_storage()._cdata == storage and not same_storage(x, src)
+    assert (x._version, x.is_leaf, x.requires_grad, x.grad_fn) == (1, True, True, None)
+    assert x.dtype == torch.float32
+
+
+@pytest.mark.clause("COPY-4")
+@pytest.mark.parametrize("source", list(SOURCES))
+def test_copy_under_no_grad_values(device, source):
+    # > COPY-4: ... and afterwards `x` holds the values of `src`; a later graph uses them.
+    x = leaf(device)
+    with torch.no_grad():
+        x.copy_(SOURCES[source](device))
+    expected = [3.0, 3.0] if source == "scalar" else [3.0, 4.0]
+    assert_values(x, expected, "x after copy_ under no_grad")
+    (x * x).sum().backward()
+    assert_values(x.grad, [2 * v for v in expected], "x.grad = 2 * new x")
+
+
+# > COPY-5: `y.copy_(src)` on a non-leaf `y` that requires grad raises no error, bumps `y._version` by 1, and
+# > gives `y` the `grad_fn` `CopyBackwards`; `y` stays a non-leaf that requires grad.
+@pytest.mark.clause("COPY-5")
+@pytest.mark.parametrize("src_requires_grad", [True, False])
+def test_copy_into_non_leaf(device, src_requires_grad):
+    a = leaf(device)
+    y = a * 2
+    src = torch.tensor([3.0, 4.0], device=device, requires_grad=src_requires_grad)
+    assert y.copy_(src) is y
+    assert (y._version, y.requires_grad, y.is_leaf, type(y.grad_fn).__name__) == (1, True, False, "CopyBackwards")
+
+
+# > COPY-6: Backward through that `y` sends the gradient of `y` to `src` (when `src` requires grad) and a
+# > zero gradient to the overwritten values: `a.grad` of `y = a * 2` is a tensor of zeros, not `None`.
+@pytest.mark.clause("COPY-6")
+@pytest.mark.parametrize("src_requires_grad", [True, False])
+def test_copy_into_non_leaf_gradient(device, src_requires_grad):
+    a = leaf(device)
+    y = a * 2
+    src = torch.tensor([3.0, 4.0], device=device, requires_grad=src_requires_grad)
+    y.copy_(src)
+    (y * torch.tensor([1.0, 10.0], device=device)).sum().backward()
+    assert_values(a.grad, [0.0, 0.0], "a.grad (overwritten)")
+    if src_requires_grad:
+        assert_values(src.grad, [1.0, 10.0], "src.grad")
+    else:
+        assert src.grad is None
+
+
+# > COPY-7: `t.copy_(src)` into a floating tensor `t` that does not require grad, from a `src` that requires
+# > grad, with grad mode on, makes `t` require grad: `t` becomes a non-leaf with `grad_fn` `CopyBackwards`,
+# > and its gradient flows to `src`. Into an integer tensor it raises no error and `t` keeps
+# > `requires_grad=False`.
+@pytest.mark.clause("COPY-7")
+def test_copy_from_source_requiring_grad_into_plain_tensor(device):
+    t = torch.zeros(2, device=device)
+    src = leaf(device)
+    t.copy_(src)
+    assert (t.requires_grad, t.is_leaf, type(t.grad_fn).__name__, t._version) == (True, False, "CopyBackwards", 1)
+    t.sum().backward()
+    assert src.grad is not None and src.grad.shape == (2,)
+    i = torch.zeros(2, dtype=torch.int64, device=device)
+    i.copy_(leaf(device))
+    assert (i.requires_grad, i.grad_fn, i._version) == (False, None, 1)
+
+
+BROADCAST = {
+    (3,): [[1.0, 2.0, 3.0]] * 2,
+    (1, 3): [[1.0, 2.0, 3.0]] * 2,
+    (2, 1): [[1.0] * 3, [2.0] * 3],
+    (): [[1.0] * 3] * 2,
+}
+
+
+def _source(shape, device, requires_grad=False):
+    values = {(3,): [1.0, 2.0, 3.0], (1, 3): [[1.0, 2.0, 3.0]], (2, 1): [[1.0], [2.0]], (): 1.0}[shape]
+    return torch.tensor(values, device=device, requires_grad=requires_grad)
+
+
+# > COPY-8: `src` is broadcast to the shape of `x`: `x.copy_(src)` with `src` of shape `(3,)`, `(1, 3)`,
+# > `(2, 1)` or `()` into `x` of shape `(2, 3)` raises no error and `x` keeps its shape.
+@pytest.mark.clause("COPY-8")
+@pytest.mark.parametrize("shape", list(BROADCAST), ids=str)
+def test_copy_broadcasts_source(device, shape):
+    x = torch.zeros(2, 3, device=device)
+    x.copy_(_source(shape, device))
+    assert x.shape == (2, 3)
+
+
+@pytest.mark.clause("COPY-9")
+@pytest.mark.parametrize("shape", list(BROADCAST), ids=str)
+def test_copy_broadcasts_source_values_and_gradient(device, shape):
+    # > COPY-9: ... the values are repeated along the broadcast dimensions, and the gradient that reaches
+    # > `src` through a non-leaf destination is summed over them.
+    x = torch.zeros(2, 3, device=device)
+    x.copy_(_source(shape, device))
+    assert_values(x, BROADCAST[shape], f"x after copy_ from shape {shape}")
+    y = torch.zeros(2, 3, device=device, requires_grad=True) * 1
+    src = _source(shape, device, requires_grad=True)
+    y.copy_(src)
+    y.sum().backward()
+    assert src.grad.shape == src.shape
+    assert_values(src.grad, {(3,): [2.0] * 3, (1, 3): [[2.0] * 3], (2, 1): [[3.0], [3.0]], (): 6.0}[shape], "src.grad")
+
+
+# > COPY-10: On a device that holds data (`cpu`, `cuda`), `x.copy_(src)` where `src` does not broadcast to
+# > the shape of `x` raises RuntimeError: "The size of tensor a (3) must match the size of tensor b (2) at
+# > non-singleton dimension 1" for `x` of shape `(2, 3)` and `src` of shape `(2,)`, and "output with shape [3]
+# > doesn't match the broadcast shape [2, 3]" for `x` of shape `(3,)` and `src` of shape `(2, 3)`. The
+# > values and `_version` of `x` are unchanged.
+@pytest.mark.clause("COPY-10")
+@pytest.mark.only_devices("cpu", "cuda", "mps")  # meta checks this only in newer releases, see the page
+@pytest.mark.parametrize(("dest", "src", "fragment"), [
+    ((2, 3), (2,), "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 1"),
+    ((2, 3), (3, 1), "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0"),
+    ((3,), (2, 3), "output with shape [3] doesn't match the broadcast shape [2, 3]"),
+], ids=str)
+def test_copy_non_broadcastable_raises(device, dest, src, fragment):
+    x = torch.zeros(dest, device=device)
+    with raises(RuntimeError, fragment):
+        x.copy_(torch.ones(src, device=device))
+    assert x._version == 0
+    assert x.shape == dest
+
+
+# > COPY-11: `x.copy_(src)` keeps the dtype of `x` and converts the values of `src` to it.
+@pytest.mark.clause("COPY-11")
+@pytest.mark.parametrize(("x_dtype", "src_dtype"), [
+    (torch.float32, torch.int64), (torch.int64, torch.float32), (torch.float64, torch.bool),
+    (torch.float32, torch.float64), (torch.float16, torch.float32),
+], ids=str)
+def test_copy_keeps_dtype(device, x_dtype, src_dtype):
+    x = torch.zeros(2, device=device, dtype=x_dtype)
+    x.copy_(torch.ones(2, device=device, dtype=src_dtype))
+    assert (x.dtype, x._version) == (x_dtype, 1)
+
+
+@pytest.mark.clause("COPY-12")
+@pytest.mark.parametrize(("x_dtype", "src", "expected"), [
+    (torch.float32, [1, 2], [1.0, 2.0]),
+    (torch.int64, [1.7, -1.7], [1, -1]),
+    (torch.float64, [True, False], [1.0, 0.0]),
+    (torch.int32, [2.5, -0.5], [2, 0]),
+], ids=str)
+def test_copy_converts_values(device, x_dtype, src, expected):
+    # > COPY-12: Conversion to an integer dtype truncates toward zero; bool gives 1 and 0.
+    x = torch.zeros(2, device=device, dtype=x_dtype)
+    x.copy_(torch.tensor(src, device=device))
+    assert_values(x, expected, f"{x_dtype} after copy_({src})")
+
+
+@pytest.mark.clause("COPY-13")
+def test_copy_complex_into_real_warns(device):
+    # > COPY-13: Copying a complex `src` into a real `x` keeps the real part and emits a UserWarning whose
+    # > message contains "Casting complex values to real discards the imaginary part".
+    x = torch.zeros(2, device=device)
+    with pytest.warns(UserWarning, match=COMPLEX_TO_REAL):
+        x.copy_(torch.tensor([1 + 2j, 3 - 1j], device=device))
+    assert_values(x, [1.0, 3.0], "real part")
+
+
+# > COPY-14: The gradient that reaches `src` through `y.copy_(src)` has the dtype of `src`, while `y` keeps
+# > its own dtype.
+@pytest.mark.clause("COPY-14")
+def test_copy_gradient_dtype(device):
+    a = leaf(device)
+    y = a * 1
+    src = torch.tensor([3.0, 4.0], device=device, dtype=torch.float64, requires_grad=True)
+    y.copy_(src)
+    assert y.dtype == torch.float32
+    y.sum().backward()
+    assert (src.grad.dtype, a.grad.dtype) == (torch.float64, torch.float32)
+
+
+# > COPY-15: `x.copy_(src)` keeps the device of `x`. Into a `meta` tensor from a `cpu` one it is accepted
+# > (`x` stays on `meta`, `_version` bumps by 1); into a `cpu` tensor from a `meta` one it raises
+# > NotImplementedError whose message contains "Cannot copy out of meta tensor; no data!", and `x._version`
+# > stays 0.
+@pytest.mark.clause("COPY-15")
+def test_copy_between_cpu_and_meta(device):
+    other = "cpu" if device == "meta" else "meta"
+    x = torch.zeros(2, device=device)
+    src = torch.tensor([1.0, 2.0], device=other)
+    if device == "meta":
+        assert x.copy_(src) is x
+        assert (x.device.type, x._version) == ("meta", 1)
+    else:
+        with raises(NotImplementedError, NO_DATA):
+            x.copy_(src)
+        assert (x.device.type, x._version) == (device, 0)
+
+
+# Seeds, run as written (fixing only what stops them from running, as noted).
+
+
+@pytest.mark.clause("COPY-1")
+def test_seed_ko_copy_method(device):
+    # Korean seed, "copy_() 메서드 사용" (and method 3 of its example code). As written, torch.Variable:
+    with raises(AttributeError, "has no attribute 'Variable'"):
+        torch.Variable(torch.randn(5))
+    # Fix 1, torch.autograd.Variable: a plain tensor, requires_grad=False. copy_ works, backward raises.
+    x = torch.autograd.Variable(torch.randn(5, device=device))
+    x.copy_(torch.randn(5, device=device))
+    y = x.sum()
+    with raises(RuntimeError, NO_GRAD_FN):
+        y.backward()
+    assert x.grad is None
+    # Fix 2, a tensor that requires grad: copy_ itself raises.
+    x = torch.randn(5, device=device, requires_grad=True)
+    with raises(RuntimeError, LEAF_IN_PLACE):
+        x.copy_(torch.randn(5, device=device))
+
+
+@pytest.mark.clause("COPY-4")
+def test_seed_ko_copy_method_corrected(device):
+    # What the seed meant, and what prints tensor([1., 1., 1., 1., 1.]): copy under no_grad.
+    x = torch.randn(5, device=device, requires_grad=True)
+    with torch.no_grad():
+        x.copy_(torch.arange(5.0, device=device))
+    y = x.sum()
+    y.backward()
+    assert_values(x.grad, [1.0] * 5, "x.grad")
+    assert_values(x, [0.0, 1.0, 2.0, 3.0, 4.0], "x")
+
+
+@pytest.mark.clause("COPY-11", "COPY-15", "COPY-3")
+def test_seed_ko_copy_does_not_update_metadata(device):
+    # "copy_() 메서드는 ... 메타데이터를 자동으로 업데이트합니다": shape, dtype, device, storage are x's own.
+    x = torch.zeros(2, 3, device=device, requires_grad=True)
+    storage_before = x.untyped_storage()._cdata
+    with torch.no_grad():
+        x.copy_(torch.ones(3, device="cpu" if device == "meta" else device, dtype=torch.float64))
+    assert (x.shape, x.dtype, x.device.type, x.requires_grad) == ((2, 3), torch.float32, device, True)
+    assert x.untyped_storage()._cdata == storage_before

@@ -1,0 +1,235 @@
+"""Conformance tests for spec/detach.md (`detach()` and `detach_()`). Each test quotes the clause it proves."""
+
+import pytest
+import torch
+
+from conformance.harness.checks import assert_values, raises, same_storage
+
+SAVED_MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
+NO_GRAD_FN = "element 0 of tensors does not require grad and does not have a grad_fn"
+
+
+def leaf(device, values=(1.0, 2.0)):
+    return torch.tensor(list(values), device=device, requires_grad=True)
+
+
+def source(device, kind):
+    """The tensor to detach: a leaf that requires grad, a non-leaf, or a plain tensor."""
+    if kind == "leaf":
+        return leaf(device)
+    if kind == "non-leaf":
+        return leaf(device) * 1
+    return torch.tensor([1.0, 2.0], device=device)
+
+
+KINDS = ["leaf", "non-leaf", "plain"]
+
+
+# > DETACH-1: `x.detach()` returns a tensor object other than `x` (a new one at every call) that shares
+# > the storage of `x` and has the same shape, dtype and device; this holds for a leaf that requires
+# > grad, a non-leaf, and a tensor that does not require grad.
+@pytest.mark.clause("DETACH-1")
+@pytest.mark.parametrize("kind", KINDS)
+def test_detach_is_new_object_sharing_storage(device, kind):
+    x = source(device, kind)
+    d = x.detach()
+    assert d is not x
+    assert x.detach() is not d, "each call returns a new object"
+    assert same_storage(d, x)
+    assert (d.shape, d.dtype, d.device) == (x.shape, x.dtype, x.device)
+
+
+# > DETACH-2: `x.detach()` does not require grad, is a leaf and has no `grad_fn`.
+@pytest.mark.clause("DETACH-2")
+@pytest.mark.parametrize("kind", KINDS)
+def test_detach_is_leaf_without_grad(device, kind):
+    d = source(device, kind).detach()
+    assert (d.requires_grad, d.is_leaf, d.grad_fn) == (False, True, None)
+
+
+# > DETACH-3: `x.detach()` shares the version counter of `x`: an in-place operation through the detached
+# > tensor increments `x._version`, and an in-place operation on `x` increments the `_version` of a
+# > tensor detached from it earlier.
+@pytest.mark.clause("DETACH-3")
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_detach_shares_version_counter(device, kind):
+    x = source(device, kind)
+    start = x._version
+    d = x.detach()
+    assert d._version == start
+    d.add_(1)
+    assert (d._version, x._version) == (start + 1, start + 1)
+    with torch.no_grad():
+        x.add_(1)
+    assert (d._version, x._version) == (start + 2, start + 2)
+
+
+def _new(device):
+    return torch.tensor([5.0, 6.0], device=device)
+
+
+WRITES = {
+    "d[:] = v": lambda d: d.__setitem__(slice(None), _new(d.device)),
+    "d[0] = 5": lambda d: d.__setitem__(0, 5.0),
+    "d.add_(1)": lambda d: d.add_(1),
+    "d += 1": None,  # augmented assignment needs a statement; see _write
+    "torch.add(d, 1, out=d)": lambda d: torch.add(d, 1, out=d),
+    "d.copy_(v)": lambda d: d.copy_(_new(d.device)),
+    "d.zero_()": lambda d: d.zero_(),
+    "d.fill_(7)": lambda d: d.fill_(7.0),
+}
+EXPECTED = {
+    "d[:] = v": [5.0, 6.0],
+    "d[0] = 5": [5.0, 2.0],
+    "d.add_(1)": [2.0, 3.0],
+    "d += 1": [2.0, 3.0],
+    "torch.add(d, 1, out=d)": [2.0, 3.0],
+    "d.copy_(v)": [5.0, 6.0],
+    "d.zero_()": [0.0, 0.0],
+    "d.fill_(7)": [7.0, 7.0],
+}
+
+
+def _write(x, spelling):
+    """Write through a fresh `x.detach()`, outside any no_grad block."""
+    d = x.detach()
+    if spelling == "d += 1":
+        d += 1
+    else:
+        WRITES[spelling](d)
+
+
+# > DETACH-4: Every in-place write through `x.detach()` of a leaf `x` that requires grad raises no error,
+# > also outside `torch.no_grad()`; afterwards `x` is still a leaf that requires grad and has no
+# > `grad_fn`, and `x._version` has grown by one.
+@pytest.mark.clause("DETACH-4")
+@pytest.mark.parametrize("spelling", list(WRITES))
+def test_write_through_detach_is_allowed(device, spelling):
+    x = leaf(device)
+    _write(x, spelling)
+    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 1)
+
+
+# > DETACH-5: The values written through `x.detach()`, by any of the spellings of DETACH-4, are the values
+# > of `x` afterwards.
+@pytest.mark.clause("DETACH-5")
+@pytest.mark.parametrize("spelling", list(WRITES))
+def test_write_through_detach_changes_values(device, spelling):
+    x = leaf(device)
+    _write(x, spelling)
+    assert_values(x, EXPECTED[spelling], f"x after {spelling}")
+
+
+# > DETACH-6: When a graph has saved `x` for backward (a leaf, or a non-leaf result of an operation) and
+# > `x` is then modified in place through `x.detach()`, by any of the spellings of DETACH-4, `backward()`
+# > of that graph raises `RuntimeError` whose message contains "one of the variables needed for gradient
+# > computation has been modified by an inplace operation" and "is at version 1; expected version 0 instead".
+@pytest.mark.clause("DETACH-6")
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+@pytest.mark.parametrize("spelling", list(WRITES))
+def test_write_through_detach_to_saved_tensor_raises(device, kind, spelling):
+    x = source(device, kind)
+    y = (x * x).sum()  # MulBackward0 saves x
+    _write(x, spelling)
+    with raises(RuntimeError, SAVED_MODIFIED) as info:
+        y.backward()
+    assert "is at version 1; expected version 0 instead" in str(info.value)
+
+
+# > DETACH-7: When no graph has saved `x` (for example `y = (x + 1).sum()`), a write through `x.detach()`
+# > does not make `backward()` raise, and the gradient is that of the recorded operations.
+@pytest.mark.clause("DETACH-7")
+@pytest.mark.parametrize("spelling", list(WRITES))
+def test_write_through_detach_to_unsaved_tensor_is_fine(device, spelling):
+    x = leaf(device)
+    y = (x + 1).sum()  # AddBackward0 and SumBackward0 save no tensor
+    _write(x, spelling)
+    y.backward()
+    assert_values(x.grad, [1.0, 1.0], "x.grad of (x + 1).sum()")
+
+
+# > DETACH-8: `x.detach().requires_grad_()` is a new leaf that requires grad: a backward through it
+# > accumulates into its own `.grad` and leaves `x.grad` as `None`.
+@pytest.mark.clause("DETACH-8")
+def test_detach_then_requires_grad_is_new_leaf(device):
+    x = leaf(device)
+    d = x.detach().requires_grad_()
+    assert (d.is_leaf, d.requires_grad, d.grad_fn) == (True, True, None)
+    (d * d).sum().backward()
+    assert x.grad is None
+    assert_values(d.grad, [2.0, 4.0], "d.grad = 2 * d")
+
+
+# > DETACH-9: `x.detach_()` on a tensor that is not a view (a leaf that requires grad, or a non-leaf)
+# > returns `x` itself, and afterwards `x` does not require grad, is a leaf, has no `grad_fn`, and keeps its
+# > storage and `_version`.
+@pytest.mark.clause("DETACH-9")
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_detach_in_place(device, kind):
+    x = source(device, kind)
+    storage, version = x.untyped_storage()._cdata, x._version
+    assert x.detach_() is x
+    assert (x.requires_grad, x.is_leaf, x.grad_fn) == (False, True, None)
+    assert (x.untyped_storage()._cdata, x._version) == (storage, version)
+
+
+VIEWS = {
+    "leaf[:1]": lambda x: x[:1],
+    "leaf.view(2)": lambda x: x.view(2),
+    "(leaf * 2)[:1]": lambda x: (x * 2)[:1],
+    "plain[:1]": lambda x: x.detach()[:1],
+}
+
+
+# > DETACH-10: `v.detach_()` where `v` is a view (of a tensor that requires grad or not) raises
+# > `RuntimeError` whose message contains "Can't detach views in-place. Use detach() instead".
+@pytest.mark.clause("DETACH-10")
+@pytest.mark.parametrize("view", list(VIEWS))
+def test_detach_in_place_of_view_raises(device, view):
+    v = VIEWS[view](leaf(device))
+    with raises(RuntimeError, "Can't detach views in-place. Use detach() instead"):
+        v.detach_()
+
+
+# > DETACH-11: When a graph has saved a non-leaf `y` and `y.detach_()` is then called, `backward()` of
+# > that graph raises `RuntimeError` whose message contains "Trying to use a saved tensor that has been
+# > detached in-place".
+@pytest.mark.clause("DETACH-11")
+def test_detach_in_place_of_saved_tensor_breaks_backward(device):
+    a = leaf(device)
+    y = a * 2
+    z = (y * y).sum()  # saves y
+    y.detach_()
+    with raises(RuntimeError, "Trying to use a saved tensor that has been detached in-place"):
+        z.backward()
+
+
+# Seeds, run as written (fixing only what stops them from running, as noted).
+
+
+@pytest.mark.clause("DETACH-2", "REQGRAD-11")
+@pytest.mark.parametrize("x_requires_grad", [False, True])
+def test_seed_ko_detach_copy_backward(device, x_requires_grad):
+    # Korean seed, "detach() 메서드 사용". As written it calls torch.Variable, which does not exist:
+    with raises(AttributeError, "has no attribute 'Variable'"):
+        torch.Variable(torch.randn(5))
+    # Fixed to run: torch.Variable(t) -> t (torch.autograd.Variable(t) gives the same tensor, requires_grad=False);
+    # the result does not depend on whether x requires grad.
+    x = torch.randn(5, device=device, requires_grad=x_requires_grad)
+    y = x.detach().copy_(torch.randn(5, device=device))
+    assert (y.requires_grad, y.grad_fn) == (False, None)
+    with raises(RuntimeError, NO_GRAD_FN):
+        y.backward()
+    # print(y.grad) is never reached.
+
+
+@pytest.mark.clause("DETACH-3", "DETACH-6")
+def test_seed_ko_detach_copy_bumps_version_of_x(device):
+    # The same seed line, `x.detach().copy_(v)`, does change x (shared storage and version counter): a graph
+    # that saved x can no longer be differentiated.
+    x = torch.randn(5, device=device, requires_grad=True)
+    y = (x * x).sum()
+    x.detach().copy_(torch.randn(5, device=device))
+    assert x._version == 1
+    with raises(RuntimeError, SAVED_MODIFIED):
+        y.backward()

@@ -1,0 +1,357 @@
+"""Conformance tests for spec/new_tensor.md (creating a new tensor). Each test quotes the clause it proves."""
+
+import warnings
+
+import pytest
+import torch
+
+from conformance.harness.checks import assert_values, raises, same_storage
+
+NO_GRAD_FN = "element 0 of tensors does not require grad and does not have a grad_fn"
+NOT_SCALAR = "grad can be implicitly created only for scalar outputs"
+NON_LEAF_GRAD = "is not a leaf Tensor is being accessed"
+
+
+def _proto(device):
+    return torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+
+
+# Every factory spelling, called as f(device, prototype, **kwargs); `*_like` and `new_*` use the prototype.
+FACTORIES = {
+    "torch.randn": lambda d, p, **k: torch.randn(5, device=d, **k),
+    "torch.rand": lambda d, p, **k: torch.rand(5, device=d, **k),
+    "torch.tensor": lambda d, p, **k: torch.tensor([1.0, 2.0], device=d, **k),
+    "torch.zeros": lambda d, p, **k: torch.zeros(5, device=d, **k),
+    "torch.ones": lambda d, p, **k: torch.ones(5, device=d, **k),
+    "torch.empty": lambda d, p, **k: torch.empty(5, device=d, **k),
+    "torch.full": lambda d, p, **k: torch.full((5,), 2.0, device=d, **k),
+    "torch.arange": lambda d, p, **k: torch.arange(5.0, device=d, **k),
+    "torch.zeros_like": lambda d, p, **k: torch.zeros_like(p, **k),
+    "torch.ones_like": lambda d, p, **k: torch.ones_like(p, **k),
+    "torch.empty_like": lambda d, p, **k: torch.empty_like(p, **k),
+    "torch.randn_like": lambda d, p, **k: torch.randn_like(p, **k),
+    "torch.full_like": lambda d, p, **k: torch.full_like(p, 3.0, **k),
+    "Tensor.new_zeros": lambda d, p, **k: p.new_zeros(3, **k),
+    "Tensor.new_ones": lambda d, p, **k: p.new_ones(3, **k),
+    "Tensor.new_empty": lambda d, p, **k: p.new_empty(3, **k),
+    "Tensor.new_full": lambda d, p, **k: p.new_full((3,), 1.0, **k),
+    "Tensor.new_tensor": lambda d, p, **k: p.new_tensor([1.0, 2.0], **k),
+}
+
+
+def make(factory, device, **kwargs):
+    """A factory result; the prototype of `*_like` / `new_*` is a leaf that requires grad."""
+    return FACTORIES[factory](device, _proto(device), **kwargs)
+
+
+# > NEW-1: A tensor created by a factory function without `requires_grad=True` does not require grad, is a
+# > leaf and has no `grad_fn`; for `*_like` and `new_*` this holds also when the prototype requires grad.
+@pytest.mark.clause("NEW-1")
+@pytest.mark.parametrize("factory", list(FACTORIES))
+def test_factory_default_does_not_require_grad(device, factory):
+    t = make(factory, device)
+    assert (t.requires_grad, t.is_leaf, t.grad_fn) == (False, True, None)
+
+
+# > NEW-2: The same factory functions called with `requires_grad=True` return a leaf that requires grad and
+# > has no `grad_fn`, also inside `torch.no_grad()`.
+@pytest.mark.clause("NEW-2")
+@pytest.mark.parametrize("factory", list(FACTORIES))
+@pytest.mark.parametrize("mode", ["grad enabled", "torch.no_grad()"])
+def test_factory_requires_grad_true(device, factory, mode):
+    if mode == "torch.no_grad()":
+        with torch.no_grad():
+            t = make(factory, device, requires_grad=True)
+    else:
+        t = make(factory, device, requires_grad=True)
+    assert (t.requires_grad, t.is_leaf, t.grad_fn) == (True, True, None)
+
+
+# > NEW-3: Asking an integer or bool tensor to require grad raises RuntimeError "can require gradients" (and
+# > "floating point"), whether through a factory's `requires_grad=True`, `t.requires_grad_()` or
+# > `t.requires_grad = True`.
+@pytest.mark.clause("NEW-3")
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.bool])
+@pytest.mark.parametrize(
+    "spelling", ["torch.zeros(requires_grad=True)", "torch.tensor(requires_grad=True)", "t.requires_grad_()",
+                 "t.requires_grad = True"])
+def test_integer_tensor_cannot_require_grad(device, dtype, spelling):
+    t = torch.zeros(2, device=device, dtype=dtype)
+    with raises(RuntimeError, "can require gradients") as info:
+        if spelling == "torch.zeros(requires_grad=True)":
+            torch.zeros(2, device=device, dtype=dtype, requires_grad=True)
+        elif spelling == "torch.tensor(requires_grad=True)":
+            torch.tensor([1, 0], device=device, dtype=dtype, requires_grad=True)
+        elif spelling == "t.requires_grad_()":
+            t.requires_grad_()
+        else:
+            t.requires_grad = True
+    assert "floating point" in str(info.value)
+    assert t.requires_grad is False
+
+
+# > NEW-4: A factory result has storage of its own: it shares storage with no existing tensor (not with the
+# > prototype of `*_like` or `new_*`), and creating it leaves every existing tensor's `_version`,
+# > `requires_grad` and `grad_fn` unchanged.
+@pytest.mark.clause("NEW-4")
+@pytest.mark.parametrize("factory", list(FACTORIES))
+def test_factory_result_has_own_storage(device, factory):
+    x = torch.randn(5, device=device)
+    p = _proto(device)
+    q = p * 2
+    state = [(t._version, t.requires_grad, t.grad_fn) for t in (x, p, q)]
+    y = FACTORIES[factory](device, p)
+    for t in (x, p, q):
+        assert not same_storage(y, t)
+    assert [(t._version, t.requires_grad, t.grad_fn) for t in (x, p, q)] == state
+
+
+# > NEW-5: `backward()` on a tensor that does not require grad raises RuntimeError "element 0 of tensors does
+# > not require grad and does not have a grad_fn"; afterwards `y.grad` is `None`.
+@pytest.mark.clause("NEW-5")
+@pytest.mark.parametrize(
+    "spelling", ["y.sum().backward()", "torch.autograd.backward(s)", "torch.autograd.grad(s, [y])",
+                 "y.backward(gradient)", "(y * 2).sum().backward()"])
+def test_backward_on_result_that_does_not_require_grad(device, spelling):
+    y = torch.randn(5, device=device)
+    with raises(RuntimeError, NO_GRAD_FN):
+        if spelling == "y.sum().backward()":
+            y.sum().backward()
+        elif spelling == "torch.autograd.backward(s)":
+            torch.autograd.backward(y.sum())
+        elif spelling == "torch.autograd.grad(s, [y])":
+            torch.autograd.grad(y.sum(), [y])
+        elif spelling == "y.backward(gradient)":
+            y.backward(torch.ones(5, device=device))
+        else:
+            (y * 2).sum().backward()
+    assert y.grad is None
+
+
+# > NEW-6: The result of an operation none of whose tensor inputs requires grad does not require grad, is a
+# > leaf and has no `grad_fn`.
+@pytest.mark.clause("NEW-6")
+@pytest.mark.parametrize("op", ["y.sum()", "y * 2", "y + z", "y @ z", "torch.exp(y)"])
+def test_result_of_untracked_inputs_is_untracked(device, op):
+    y = torch.randn(5, device=device)
+    z = torch.ones(5, device=device)
+    out = {"y.sum()": lambda: y.sum(), "y * 2": lambda: y * 2, "y + z": lambda: y + z,
+           "y @ z": lambda: y @ z, "torch.exp(y)": lambda: torch.exp(y)}[op]()
+    assert (out.requires_grad, out.is_leaf, out.grad_fn) == (False, True, None)
+
+
+def _read_grad(t):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        grad = t.grad
+    return grad, [(w.category, str(w.message)) for w in caught]
+
+
+# > NEW-7: Reading `.grad` of a leaf that has received no gradient returns `None` and emits no warning,
+# > whether the leaf requires grad or not.
+@pytest.mark.clause("NEW-7")
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("kind", ["factory result", "sum of untracked tensor"])
+def test_grad_of_leaf_without_gradient_is_none_silently(device, requires_grad, kind):
+    t = torch.randn(5, device=device, requires_grad=requires_grad)
+    if kind == "sum of untracked tensor":
+        t = torch.randn(5, device=device).sum()
+        if requires_grad:
+            t.requires_grad_()
+    assert t.is_leaf
+    assert _read_grad(t) == (None, [])
+
+
+# > NEW-8: Reading `.grad` of a non-leaf tensor returns `None` and emits a UserWarning "is not a leaf Tensor is
+# > being accessed", also after a `backward()` through it succeeded.
+@pytest.mark.clause("NEW-8")
+@pytest.mark.parametrize("after_backward", [False, True])
+@pytest.mark.parametrize("op", ["sum", "mul"])
+def test_grad_of_non_leaf_warns(device, after_backward, op):
+    x = torch.randn(5, device=device, requires_grad=True)
+    z = x.sum() if op == "sum" else x * 2
+    if after_backward:
+        (z if op == "sum" else z.sum()).backward()
+        assert x.grad is not None
+    grad, caught = _read_grad(z)
+    assert grad is None
+    assert any(cat is UserWarning and NON_LEAF_GRAD in msg for cat, msg in caught), caught
+
+
+# > NEW-9: `backward()` without a `gradient` argument on a tensor that requires grad and has more than one
+# > element raises RuntimeError "grad can be implicitly created only for scalar outputs"; the leaves' `.grad`
+# > stay `None`.
+@pytest.mark.clause("NEW-9")
+@pytest.mark.parametrize(
+    "spelling", ["z.backward()", "torch.autograd.backward(z)", "torch.autograd.grad(z, [x])", "x.backward()"])
+@pytest.mark.parametrize("shape", [(5,), (2, 3), (2, 1)])
+def test_backward_on_non_scalar_needs_gradient(device, spelling, shape):
+    x = torch.ones(shape, device=device, requires_grad=True)
+    z = x * 2
+    with raises(RuntimeError, NOT_SCALAR):
+        if spelling == "z.backward()":
+            z.backward()
+        elif spelling == "torch.autograd.backward(z)":
+            torch.autograd.backward(z)
+        elif spelling == "torch.autograd.grad(z, [x])":
+            torch.autograd.grad(z, [x])
+        else:
+            x.backward()
+    assert x.grad is None
+
+
+# > NEW-10: A tensor with exactly one element counts as scalar whatever its shape: `backward()` without a
+# > `gradient` argument uses the gradient 1.
+@pytest.mark.clause("NEW-10")
+@pytest.mark.parametrize("shape", [(), (1,), (1, 1), (1, 1, 1)])
+def test_one_element_counts_as_scalar(device, shape):
+    x = torch.full(shape, 3.0, device=device, requires_grad=True)
+    (x * 2).backward()
+    assert x.grad.shape == torch.Size(shape)
+    assert_values(x.grad.reshape(-1), [2.0], "x.grad")
+    y = torch.full(shape, 3.0, device=device, requires_grad=True)
+    y.backward()
+    assert_values(y.grad.reshape(-1), [1.0], "leaf backward: y.grad")
+
+
+# > NEW-11: For a leaf `x` created with `requires_grad=True` by any factory of NEW-2, `x.sum().backward()` makes
+# > `x.grad` a tensor of ones of the shape and dtype of `x`.
+@pytest.mark.clause("NEW-11")
+@pytest.mark.parametrize("factory", list(FACTORIES))
+def test_gradient_of_sum_is_ones(device, factory):
+    x = make(factory, device, requires_grad=True)
+    x.sum().backward()
+    assert (x.grad.shape, x.grad.dtype) == (x.shape, x.dtype)
+    assert_values(x.grad, [1.0] * x.numel(), "x.grad")
+
+
+INTEGER_OPS = {
+    "torch.argmax(x)": lambda x: torch.argmax(x),
+    "torch.argmin(x)": lambda x: torch.argmin(x),
+    "torch.argsort(x)": lambda x: torch.argsort(x),
+    "x.topk(2).indices": lambda x: x.topk(2).indices,
+    "x.max(0).indices": lambda x: x.max(0).indices,
+    "x > 0": lambda x: x > 0,
+    "torch.eq(x, 1.6)": lambda x: torch.eq(x, 1.6),
+    "x.long()": lambda x: x.long(),
+    "x.to(torch.int32)": lambda x: x.to(torch.int32),
+}
+
+
+# > NEW-12: Operations with an integer or bool result return a tensor that does not require grad and has no
+# > `grad_fn`, even when `x` requires grad; a `backward()` from it, also after converting it back to a floating
+# > dtype, raises RuntimeError "element 0 of tensors does not require grad and does not have a grad_fn".
+@pytest.mark.clause("NEW-12")
+@pytest.mark.parametrize("op", list(INTEGER_OPS))
+@pytest.mark.parametrize("then", ["sum", "float().sum()"])
+def test_integer_results_cut_the_graph(device, op, then):
+    x = torch.tensor([0.4, 1.6, -2.5], device=device, requires_grad=True)
+    out = INTEGER_OPS[op](x)
+    assert not out.dtype.is_floating_point
+    assert (out.requires_grad, out.grad_fn) == (False, None)
+    target = out.sum() if then == "sum" else out.float().sum()
+    with raises(RuntimeError, NO_GRAD_FN):
+        target.backward()
+    assert x.grad is None
+
+
+PIECEWISE_CONSTANT = {
+    "torch.round": (torch.round, "RoundBackward0"),
+    "x.round()": (lambda x: x.round(), "RoundBackward0"),
+    "torch.floor": (torch.floor, "FloorBackward0"),
+    "torch.ceil": (torch.ceil, "CeilBackward0"),
+    "torch.trunc": (torch.trunc, "TruncBackward0"),
+    "torch.sign": (torch.sign, "SignBackward0"),
+}
+
+
+# > NEW-13: Piecewise-constant operations with a floating result are recorded: applied to a tensor that
+# > requires grad their result requires grad and has a `grad_fn`, and `backward()` through them raises no error.
+@pytest.mark.clause("NEW-13")
+@pytest.mark.parametrize("op", list(PIECEWISE_CONSTANT))
+def test_piecewise_constant_ops_are_recorded(device, op):
+    fn, name = PIECEWISE_CONSTANT[op]
+    x = torch.tensor([0.4, 1.6, -2.5], device=device, requires_grad=True)
+    out = fn(x)
+    assert out.requires_grad and type(out.grad_fn).__name__ == name
+    out.sum().backward()
+    assert x.grad is not None and x.grad.shape == x.shape
+
+
+# > NEW-14: The gradient through the operations of NEW-13 is zero everywhere (at integers and half-integers too).
+@pytest.mark.clause("NEW-14")
+@pytest.mark.parametrize("op", list(PIECEWISE_CONSTANT))
+def test_piecewise_constant_ops_have_zero_gradient(device, op):
+    fn, _ = PIECEWISE_CONSTANT[op]
+    values = [0.4, 1.6, -2.5, 0.5, 0.0, 2.0, -1.0]
+    x = torch.tensor(values, device=device, requires_grad=True)
+    (fn(x) * 3).sum().backward()
+    assert_values(x.grad, [0.0] * len(values), f"gradient of {op}")
+
+
+# > NEW-15: Gradients flow through floating values selected with an integer index: `x[x.argmax()]`,
+# > `torch.gather(x, 0, x.argmax().reshape(1))` and `x.max()` give a gradient that is 1 at the position of the
+# > maximum and 0 elsewhere.
+@pytest.mark.clause("NEW-15")
+@pytest.mark.parametrize("spelling", ["x[x.argmax()]", "torch.gather", "x.max()"])
+def test_selected_values_get_gradient(device, spelling):
+    x = torch.tensor([0.5, 3.0, 1.0], device=device, requires_grad=True)
+    if spelling == "x[x.argmax()]":
+        out = x[x.argmax()]
+    elif spelling == "torch.gather":
+        out = torch.gather(x, 0, x.argmax().reshape(1)).sum()
+    else:
+        out = x.max()
+    out.backward()
+    assert_values(x.grad, [0.0, 1.0, 0.0], "x.grad")
+
+
+# Seeds, run as written (fixing only what stops them from running, as noted).
+
+
+@pytest.mark.clause("NEW-1", "NEW-4", "NEW-5", "NEW-6")
+def test_seed_ko_method4_new_variable(device):
+    # Korean seed, method 4 "새 Variable 생성". As written it calls torch.Variable (VAR-1):
+    with raises(AttributeError, "has no attribute 'Variable'"):
+        x = torch.Variable(torch.randn(5))
+    # Fixed to run: torch.autograd.Variable (the legacy constructor), then the rest verbatim.
+    x = torch.autograd.Variable(torch.randn(5, device=device))
+    x_version = x._version
+    y = torch.randn(5, device=device)
+    assert not same_storage(x, y) and not y.requires_grad
+    y = y.sum()
+    assert (y.requires_grad, y.grad_fn) == (False, None)
+    with raises(RuntimeError, NO_GRAD_FN):
+        y.backward()
+    # print(y.grad) is never reached; x was never involved
+    assert (x._version, x.requires_grad, x.grad) == (x_version, False, None)
+
+
+@pytest.mark.clause("NEW-8", "NEW-11")
+def test_seed_ko_method4_with_requires_grad_prints_none(device):
+    # Method 4 with the new tensor made to require grad: print(y.grad) prints None (y is the non-leaf sum),
+    # not the seed's "tensor([ 1.,  1.,  1.,  1.,  1.])"; the ones are in the leaf's .grad.
+    leaf = torch.randn(5, device=device, requires_grad=True)
+    y = leaf
+    y = y.sum()
+    y.backward()
+    grad, caught = _read_grad(y)
+    assert grad is None
+    assert any(cat is UserWarning and NON_LEAF_GRAD in msg for cat, msg in caught), caught
+    assert_values(leaf.grad, [1.0] * 5, "leaf.grad")
+
+
+@pytest.mark.clause("NEW-1", "NEW-5")
+def test_seed_ko_no_grad_alternative(device):
+    # Korean seed, "no_grad() 블록 사용" alternative, verbatim (with device=).
+    with torch.no_grad():
+        # 변수 선언
+        x = torch.randn(5, device=device)
+        # 값 변경
+        x = torch.randn(5, device=device)
+    # 역전파 확인
+    y = x.sum()
+    with raises(RuntimeError, NO_GRAD_FN):
+        y.backward()
+    # print(x.grad) is never reached; it would print None
+    assert x.grad is None

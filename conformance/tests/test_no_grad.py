@@ -1,0 +1,422 @@
+"""Conformance tests for spec/no_grad.md (grad mode). Each test quotes the clause it proves.
+
+Grad mode is global (thread-local) state: every test changes it through context managers only, so the
+mode is restored even when an assertion fails.
+"""
+
+import threading
+
+import pytest
+import torch
+
+from conformance.harness.checks import assert_values, raises
+
+SAVED_MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
+NO_GRAD_FN = "element 0 of tensors does not require grad and does not have a grad_fn"
+
+DISABLING = {
+    "torch.no_grad()": torch.no_grad,
+    "torch.set_grad_enabled(False)": lambda: torch.set_grad_enabled(False),
+}
+ENABLING = {
+    "torch.enable_grad()": torch.enable_grad,
+    "torch.set_grad_enabled(True)": lambda: torch.set_grad_enabled(True),
+}
+
+
+def leaf(device, values=(1.0, 2.0)):
+    return torch.tensor(list(values), device=device, requires_grad=True)
+
+
+# > NOGRAD-1: Inside `with torch.no_grad():` or `with torch.set_grad_enabled(False):`,
+# > `torch.is_grad_enabled()` is False; on leaving the block, also by an exception, it is what it was before.
+@pytest.mark.clause("NOGRAD-1")
+@pytest.mark.parametrize("cm", list(DISABLING))
+@pytest.mark.parametrize("outer", [True, False])
+def test_grad_mode_inside_and_after(device, cm, outer):
+    with torch.set_grad_enabled(outer):
+        with DISABLING[cm]():
+            assert torch.is_grad_enabled() is False
+        assert torch.is_grad_enabled() is outer
+        with pytest.raises(ValueError):
+            with DISABLING[cm]():
+                raise ValueError
+        assert torch.is_grad_enabled() is outer
+
+
+OPS = {
+    "x * 2": lambda x: x * 2,
+    "x + x": lambda x: x + x,
+    "torch.sin(x)": torch.sin,
+    "x.sum()": lambda x: x.sum(),
+    "x.clone()": lambda x: x.clone(),
+    "x.to(torch.float64)": lambda x: x.to(torch.float64),
+}
+
+
+# > NOGRAD-2: With grad mode disabled, the result of every operation does not require grad, is a leaf
+# > and has no `grad_fn`, even when its inputs require grad.
+@pytest.mark.clause("NOGRAD-2")
+@pytest.mark.parametrize("cm", list(DISABLING))
+@pytest.mark.parametrize("op", list(OPS))
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_results_inside_do_not_require_grad(device, cm, op, kind):
+    x = leaf(device)
+    if kind == "non-leaf":
+        x = x * 1
+    with DISABLING[cm]():
+        r = OPS[op](x)
+    assert (r.requires_grad, r.is_leaf, r.grad_fn) == (False, True, None)
+
+
+@pytest.mark.clause("NOGRAD-2")
+@pytest.mark.parametrize("op", list(OPS))
+def test_results_of_no_grad_decorated_function(device, op):
+    @torch.no_grad()
+    def f(x):
+        return OPS[op](x), torch.is_grad_enabled()
+
+    r, mode = f(leaf(device))
+    assert (r.requires_grad, r.grad_fn, mode) == (False, None, False)
+
+
+FACTORIES = {
+    "torch.tensor": lambda device, **kw: torch.tensor([1.0, 2.0], device=device, **kw),
+    "torch.zeros": lambda device, **kw: torch.zeros(2, device=device, **kw),
+    "torch.randn": lambda device, **kw: torch.randn(2, device=device, **kw),
+    "torch.empty": lambda device, **kw: torch.empty(2, device=device, **kw),
+}
+
+
+# > NOGRAD-3: Grad mode does not affect factory functions: with grad mode disabled, a tensor created
+# > without `requires_grad=True` does not require grad, and one created with `requires_grad=True` is a
+# > leaf that requires grad.
+@pytest.mark.clause("NOGRAD-3")
+@pytest.mark.parametrize("cm", list(DISABLING))
+@pytest.mark.parametrize("factory", list(FACTORIES))
+def test_factories_inside(device, cm, factory):
+    with DISABLING[cm]():
+        plain = FACTORIES[factory](device)
+        tracked = FACTORIES[factory](device, requires_grad=True)
+    assert (plain.requires_grad, plain.is_leaf) == (False, True)
+    assert (tracked.requires_grad, tracked.is_leaf, tracked.grad_fn) == (True, True, None)
+
+
+def _new(device):
+    return torch.tensor([5.0, 6.0], device=device)
+
+
+UPDATES = {
+    "x[:] = v": lambda x: x.__setitem__(slice(None), _new(x.device)),
+    "x[0] = 5": lambda x: x.__setitem__(0, 5.0),
+    "x.add_(1)": lambda x: x.add_(1),
+    "x += 1": None,  # augmented assignment needs a statement; see _update
+    "torch.add(x, 1, out=x)": lambda x: torch.add(x, 1, out=x),
+    "x.copy_(v)": lambda x: x.copy_(_new(x.device)),
+    "x.mul_(2)": lambda x: x.mul_(2),
+    "x.zero_()": lambda x: x.zero_(),
+    "x.fill_(7)": lambda x: x.fill_(7.0),
+}
+EXPECTED = {
+    "x[:] = v": [5.0, 6.0],
+    "x[0] = 5": [5.0, 2.0],
+    "x.add_(1)": [2.0, 3.0],
+    "x += 1": [2.0, 3.0],
+    "torch.add(x, 1, out=x)": [2.0, 3.0],
+    "x.copy_(v)": [5.0, 6.0],
+    "x.mul_(2)": [2.0, 4.0],
+    "x.zero_()": [0.0, 0.0],
+    "x.fill_(7)": [7.0, 7.0],
+}
+
+
+def _update(x, spelling):
+    if spelling == "x += 1":
+        x += 1
+    else:
+        UPDATES[spelling](x)
+
+
+# > NOGRAD-4: With grad mode disabled, every in-place update of a leaf `x` that requires grad raises no
+# > error; afterwards `x` is the same object, still a leaf that requires grad, has no `grad_fn`, and
+# > `x._version` has grown by one.
+@pytest.mark.clause("NOGRAD-4")
+@pytest.mark.parametrize("cm", list(DISABLING))
+@pytest.mark.parametrize("spelling", list(UPDATES))
+def test_in_place_on_leaf_inside_is_allowed(device, cm, spelling):
+    x = leaf(device)
+    ident = id(x)
+    with DISABLING[cm]():
+        _update(x, spelling)
+    assert (id(x), x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (ident, True, True, None, 1)
+
+
+# > NOGRAD-5: The values written by these updates are the values of `x` afterwards.
+@pytest.mark.clause("NOGRAD-5")
+@pytest.mark.parametrize("spelling", list(UPDATES))
+def test_in_place_on_leaf_inside_changes_values(device, spelling):
+    x = leaf(device)
+    with torch.no_grad():
+        _update(x, spelling)
+    assert_values(x, EXPECTED[spelling], f"x after {spelling}")
+
+
+# > NOGRAD-6: The same updates with grad mode enabled raise RuntimeError: "a leaf Variable that requires
+# > grad is being used in an in-place operation" ("a view of a leaf Variable ..." for `x[...] = v`), and
+# > "don't support automatic differentiation, but one of the arguments requires grad" for `out=x`.
+@pytest.mark.clause("NOGRAD-6")
+@pytest.mark.parametrize("spelling", list(UPDATES))
+def test_in_place_on_leaf_outside_raises(device, spelling):
+    x = leaf(device)
+    if spelling.startswith("torch.add"):
+        fragment = "don't support automatic differentiation, but one of the arguments requires grad"
+    else:
+        fragment = "leaf Variable that requires grad is being used in an in-place operation"
+    with raises(RuntimeError, fragment):
+        _update(x, spelling)
+    assert x._version == 0
+
+
+# > NOGRAD-7: Disabling grad mode does not disable the version check: when a graph has saved `x` and `x`
+# > is updated in place with grad mode disabled, `backward()` of that graph raises RuntimeError "one of the
+# > variables needed for gradient computation has been modified by an inplace operation".
+@pytest.mark.clause("NOGRAD-7")
+@pytest.mark.parametrize("spelling", list(UPDATES))
+def test_in_place_inside_on_saved_tensor_raises(device, spelling):
+    x = leaf(device)
+    y = (x * x).sum()
+    with torch.no_grad():
+        _update(x, spelling)
+    with raises(RuntimeError, SAVED_MODIFIED):
+        y.backward()
+
+
+# > NOGRAD-8: With grad mode disabled, an in-place update of a non-leaf `y` that requires grad raises no
+# > error, increments `y._version`, and leaves `y` a non-leaf that requires grad with the same `grad_fn`.
+@pytest.mark.clause("NOGRAD-8")
+@pytest.mark.parametrize("spelling", list(UPDATES))
+def test_in_place_on_non_leaf_inside(device, spelling):
+    y = leaf(device) * 1
+    fn = y.grad_fn
+    with torch.no_grad():
+        _update(y, spelling)
+    assert (y._version, y.requires_grad, y.is_leaf, y.grad_fn is fn) == (1, True, False, True)
+
+
+# > NOGRAD-9: `torch.enable_grad()` and `torch.set_grad_enabled(True)` inside a block that disabled grad
+# > mode enable it again: results require grad there, and on leaving the inner block grad mode is disabled
+# > again; `torch.no_grad()` inside `torch.enable_grad()` disables it, and leaving restores it.
+@pytest.mark.clause("NOGRAD-9")
+@pytest.mark.parametrize("inner", list(ENABLING))
+@pytest.mark.parametrize("outer", list(DISABLING))
+def test_nesting(device, outer, inner):
+    x = leaf(device)
+    with DISABLING[outer]():
+        with ENABLING[inner]():
+            assert torch.is_grad_enabled()
+            y = x * 2
+        assert not torch.is_grad_enabled()
+        z = x * 2
+        with ENABLING[inner]():
+            with DISABLING[outer]():
+                assert not torch.is_grad_enabled()
+            assert torch.is_grad_enabled()
+    assert (y.requires_grad, type(y.grad_fn).__name__) == (True, "MulBackward0")
+    assert (z.requires_grad, z.grad_fn) == (False, None)
+
+
+# > NOGRAD-10: `@torch.no_grad()` and `@torch.enable_grad()` used as decorators leave grad mode unchanged
+# > when applied; the decorated function runs with grad mode disabled (enabled), and on return, also by an
+# > exception, grad mode is what it was before the call. For a generator function the mode holds inside
+# > the generator's body only, not in the caller between two `next()`.
+@pytest.mark.clause("NOGRAD-10")
+@pytest.mark.parametrize("deco", ["torch.no_grad()", "torch.enable_grad()"])
+@pytest.mark.parametrize("outer", [True, False])
+def test_decorators_with_parentheses(device, deco, outer):
+    inside = deco == "torch.enable_grad()"
+    with torch.set_grad_enabled(outer):
+        make = torch.no_grad if deco == "torch.no_grad()" else torch.enable_grad
+
+        @make()
+        def f(x, fail=False):
+            if fail:
+                raise ValueError
+            return x * 2, torch.is_grad_enabled()
+
+        assert torch.is_grad_enabled() is outer
+        r, mode = f(leaf(device))
+        assert (mode, r.requires_grad) == (inside, inside)
+        assert torch.is_grad_enabled() is outer
+        with pytest.raises(ValueError):
+            f(leaf(device), fail=True)
+        assert torch.is_grad_enabled() is outer
+
+        @make()
+        def gen():
+            yield torch.is_grad_enabled()
+            yield torch.is_grad_enabled()
+
+        it = gen()
+        first = next(it)
+        between = torch.is_grad_enabled()
+        second = next(it)
+        assert (first, between, second) == (inside, outer, inside)
+
+
+# > NOGRAD-11: `@torch.no_grad` and `@torch.enable_grad` without parentheses also work as decorators,
+# > with the effect of NOGRAD-10.
+@pytest.mark.clause("NOGRAD-11")
+@pytest.mark.parametrize("deco", ["torch.no_grad", "torch.enable_grad"])
+def test_decorators_without_parentheses(device, deco):
+    inside = deco == "torch.enable_grad"
+    with torch.set_grad_enabled(not inside):
+
+        def f(x):
+            return x * 2, torch.is_grad_enabled()
+
+        g = torch.no_grad(f) if deco == "torch.no_grad" else torch.enable_grad(f)
+        assert callable(g) and not isinstance(g, torch.Tensor)
+        r, mode = g(leaf(device))
+        assert (mode, r.requires_grad) == (inside, inside)
+        assert torch.is_grad_enabled() is (not inside)
+
+
+# > NOGRAD-12: `@torch.no_grad` and `@torch.enable_grad` without parentheses raise TypeError when applied
+# > ("takes 1 positional argument but 2 were given" for `no_grad`, "takes no arguments" for `enable_grad`).
+@pytest.mark.clause("NOGRAD-12")
+@pytest.mark.parametrize("deco", ["torch.no_grad", "torch.enable_grad"])
+def test_decorators_without_parentheses_fail(device, deco):
+    def f(x):
+        return x * 2
+
+    if deco == "torch.no_grad":
+        with raises(TypeError, "takes 1 positional argument but 2 were given"):
+            torch.no_grad(f)
+    else:
+        with raises(TypeError, "takes no arguments"):
+            torch.enable_grad(f)
+
+
+# > NOGRAD-13: `@torch.set_grad_enabled(False)` used as a decorator leaves grad mode unchanged when
+# > applied; the decorated function runs with grad mode disabled, and after the call grad mode is what it was.
+@pytest.mark.clause("NOGRAD-13")
+def test_set_grad_enabled_decorator(device):
+    with torch.enable_grad():
+
+        @torch.set_grad_enabled(False)
+        def f(x):
+            return x * 2, torch.is_grad_enabled()
+
+        assert torch.is_grad_enabled()
+        r, mode = f(leaf(device))
+        assert (mode, r.requires_grad) == (False, False)
+        assert torch.is_grad_enabled()
+
+
+# > NOGRAD-14: Applying `@torch.set_grad_enabled(False)` as a decorator disables grad mode at that moment
+# > and leaves it disabled (the constructor sets the mode); the decorated function runs with grad mode
+# > disabled, and after a call grad mode is disabled.
+@pytest.mark.clause("NOGRAD-14")
+def test_set_grad_enabled_decorator_leaks(device):
+    with torch.enable_grad():  # restores grad mode after the leak this clause states
+
+        @torch.set_grad_enabled(False)
+        def f(x):
+            return x * 2, torch.is_grad_enabled()
+
+        after_definition = torch.is_grad_enabled()
+        r, mode = f(leaf(device))
+        after_call = torch.is_grad_enabled()
+    assert (after_definition, mode, r.requires_grad, after_call) == (False, False, False, False)
+
+
+# > NOGRAD-15: Grad mode is thread-local: a thread started inside `torch.no_grad()` runs with grad mode
+# > enabled, and its operations on a tensor that requires grad are recorded.
+@pytest.mark.clause("NOGRAD-15")
+def test_grad_mode_is_thread_local(device):
+    x = leaf(device)
+    seen = {}
+
+    def work():
+        seen["mode"] = torch.is_grad_enabled()
+        seen["requires_grad"] = (x * 2).requires_grad
+
+    with torch.no_grad():
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+        assert not torch.is_grad_enabled()
+    assert seen == {"mode": True, "requires_grad": True}
+
+
+# > NOGRAD-16: `backward()` of a graph recorded with grad mode enabled runs inside `torch.no_grad()` and
+# > accumulates the same gradients as outside it.
+@pytest.mark.clause("NOGRAD-16")
+def test_backward_inside_no_grad(device):
+    x = leaf(device)
+    y = (x * x).sum()
+    with torch.no_grad():
+        y.backward()
+    assert_values(x.grad, [2.0, 4.0], "x.grad = 2 * x")
+
+
+# > NOGRAD-17: A leaf updated in place under `torch.no_grad()` takes part in graphs recorded afterwards:
+# > a step `loss.backward()`, `with torch.no_grad(): w -= lr * w.grad`, `w.grad = None`, repeated, gives at
+# > each step the gradient at the updated value.
+@pytest.mark.clause("NOGRAD-17")
+def test_training_step_under_no_grad(device):
+    w = torch.tensor([1.0, -2.0], device=device, requires_grad=True)
+    grads, values = [], []
+    for _ in range(3):
+        loss = (w * w).sum()  # gradient 2 * w
+        loss.backward()
+        grads.append(w.grad.tolist())
+        with torch.no_grad():
+            w -= 0.25 * w.grad
+        w.grad = None
+        values.append(w.tolist())
+    assert grads == [[2.0, -4.0], [1.0, -2.0], [0.5, -1.0]]
+    assert values == [[0.5, -1.0], [0.25, -0.5], [0.125, -0.25]]
+    assert (w.is_leaf, w.requires_grad, w._version) == (True, True, 3)
+
+
+# Seeds, run as written (fixing only what stops them from running, as noted).
+
+
+@pytest.mark.clause("NOGRAD-3", "REQGRAD-11")
+def test_seed_ko_no_grad_block(device):
+    # Korean seed, "no_grad() 블록 사용", verbatim (it runs as written; device added).
+    with torch.no_grad():
+        # 변수 선언
+        x = torch.randn(5, device=device)
+
+        # 값 변경
+        x = torch.randn(5, device=device)
+
+    # 역전파 확인
+    y = x.sum()
+    assert (x.requires_grad, y.requires_grad) == (False, False)
+    with raises(RuntimeError, NO_GRAD_FN):
+        y.backward()
+    # print(x.grad) is never reached.
+
+
+@pytest.mark.clause("NOGRAD-3", "REQGRAD-11")
+def test_seed_ko_no_grad_block_is_irrelevant(device):
+    # The same lines without the no_grad block fail the same way: torch.randn(5) never requires grad.
+    x = torch.randn(5, device=device)
+    x = torch.randn(5, device=device)
+    y = x.sum()
+    with raises(RuntimeError, NO_GRAD_FN):
+        y.backward()
+
+
+@pytest.mark.clause("NOGRAD-4", "NOGRAD-17")
+def test_seed_ko_closing_bullet_no_grad_update_trains(device):
+    # "위 방법들은 역전파를 수행하지 않으므로, 모델 학습에는 사용할 수 없습니다" is wrong for no_grad:
+    # updating a parameter under no_grad is how a training step is written (torch.optim does it too).
+    w = torch.tensor([3.0], device=device, requires_grad=True)
+    opt = torch.optim.SGD([w], lr=0.5)
+    (w * w).sum().backward()
+    opt.step()  # runs its update with grad mode disabled
+    assert (w.is_leaf, w.requires_grad, w.grad_fn, w._version) == (True, True, None, 1)

@@ -1,0 +1,264 @@
+"""Conformance tests for spec/requires_grad.md (`requires_grad`). Each test quotes the clause it proves."""
+
+import pytest
+import torch
+
+from conformance.harness.checks import assert_values, raises
+
+NO_GRAD_FN = "element 0 of tensors does not require grad and does not have a grad_fn"
+LEAF_ONLY = "you can only change requires_grad flags of leaf variables"
+
+FACTORIES = {
+    "torch.tensor": lambda device, **kw: torch.tensor([1.0, 2.0], device=device, **kw),
+    "torch.zeros": lambda device, **kw: torch.zeros(2, device=device, **kw),
+    "torch.ones": lambda device, **kw: torch.ones(2, device=device, **kw),
+    "torch.empty": lambda device, **kw: torch.empty(2, device=device, **kw),
+    "torch.full": lambda device, **kw: torch.full((2,), 1.0, device=device, **kw),
+    "torch.arange": lambda device, **kw: torch.arange(2.0, device=device, **kw),
+    "torch.randn": lambda device, **kw: torch.randn(2, device=device, **kw),
+}
+INT_DTYPES = [torch.int64, torch.int32, torch.int8, torch.uint8, torch.bool]
+GRAD_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128]
+
+
+def leaf(device, values=(1.0, 2.0)):
+    return torch.tensor(list(values), device=device, requires_grad=True)
+
+
+# > REQGRAD-1: A tensor made by a factory function without `requires_grad=True` does not require grad
+# > and is a leaf; `torch.zeros_like(t)` does not require grad even when `t` does.
+@pytest.mark.clause("REQGRAD-1")
+@pytest.mark.parametrize("factory", [*FACTORIES, "torch.zeros_like(leaf)"])
+def test_new_tensors_do_not_require_grad(device, factory):
+    if factory == "torch.zeros_like(leaf)":
+        t = torch.zeros_like(leaf(device))
+    else:
+        t = FACTORIES[factory](device)
+    assert (t.requires_grad, t.is_leaf, t.grad_fn) == (False, True, None)
+
+
+# > REQGRAD-2: A factory function called with `requires_grad=True` and an integer or bool dtype raises
+# > RuntimeError "Only Tensors of floating point and complex dtype can require gradients".
+@pytest.mark.clause("REQGRAD-2")
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+@pytest.mark.parametrize("factory", ["torch.tensor", "torch.zeros", "torch.ones", "torch.empty"])
+def test_factory_integer_requires_grad_raises(device, factory, dtype):
+    with raises(RuntimeError, "Only Tensors of floating point and complex dtype can require gradients"):
+        FACTORIES[factory](device, dtype=dtype, requires_grad=True)
+
+
+# > REQGRAD-3: `t.requires_grad_()` (or `requires_grad_(True)`) on an integer or bool tensor raises
+# > RuntimeError "only Tensors of floating point dtype can require gradients".
+@pytest.mark.clause("REQGRAD-3")
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+@pytest.mark.parametrize("spelling", ["requires_grad_()", "requires_grad_(True)"])
+def test_requires_grad_method_integer_raises(device, spelling, dtype):
+    t = torch.zeros(2, device=device, dtype=dtype)
+    with raises(RuntimeError, "only Tensors of floating point dtype can require gradients"):
+        if spelling == "requires_grad_()":
+            t.requires_grad_()
+        else:
+            t.requires_grad_(True)
+    assert not t.requires_grad
+
+
+# > REQGRAD-4: `t.requires_grad = True` on an integer or bool tensor raises RuntimeError
+# > "only Tensors of floating point and complex dtype can require gradients".
+@pytest.mark.clause("REQGRAD-4")
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_requires_grad_setter_integer_raises(device, dtype):
+    t = torch.zeros(2, device=device, dtype=dtype)
+    with raises(RuntimeError, "only Tensors of floating point and complex dtype can require gradients"):
+        t.requires_grad = True
+    assert not t.requires_grad
+
+
+# > REQGRAD-5: Floating point and complex tensors can require grad by all three spellings; setting
+# > `requires_grad` to False is accepted on a leaf of any dtype.
+@pytest.mark.clause("REQGRAD-5")
+@pytest.mark.parametrize("dtype", GRAD_DTYPES)
+@pytest.mark.parametrize("spelling", ["requires_grad=True", "requires_grad_()", "requires_grad = True"])
+def test_floating_and_complex_can_require_grad(device, spelling, dtype):
+    if spelling == "requires_grad=True":
+        t = torch.zeros(2, device=device, dtype=dtype, requires_grad=True)
+    elif spelling == "requires_grad_()":
+        t = torch.zeros(2, device=device, dtype=dtype).requires_grad_()
+    else:
+        t = torch.zeros(2, device=device, dtype=dtype)
+        t.requires_grad = True
+    assert (t.requires_grad, t.is_leaf) == (True, True)
+
+
+@pytest.mark.clause("REQGRAD-5")
+@pytest.mark.parametrize("dtype", INT_DTYPES + GRAD_DTYPES)
+def test_requires_grad_false_accepted_on_any_dtype(device, dtype):
+    t = torch.zeros(2, device=device, dtype=dtype)
+    assert t.requires_grad_(False) is t
+    t.requires_grad = False
+    assert not t.requires_grad
+
+
+# > REQGRAD-6: On a leaf, `requires_grad_(b)` returns the tensor itself and `t.requires_grad = b` sets the
+# > flag; in both directions the tensor stays a leaf without `grad_fn`.
+@pytest.mark.clause("REQGRAD-6")
+@pytest.mark.parametrize("spelling", ["requires_grad_", "setter"])
+def test_leaf_toggle(device, spelling):
+    t = torch.tensor([1.0, 2.0], device=device)
+    for flag in (True, False, True):
+        if spelling == "requires_grad_":
+            assert t.requires_grad_(flag) is t
+        else:
+            t.requires_grad = flag
+        assert (t.requires_grad, t.is_leaf, t.grad_fn) == (flag, True, None)
+
+
+# > REQGRAD-7: On a non-leaf, `y.requires_grad = False`, `y.requires_grad_(False)` and
+# > `y.requires_grad = True` raise RuntimeError "you can only change requires_grad flags of leaf variables";
+# > for False the message goes on to suggest "var_no_grad = var.detach()".
+@pytest.mark.clause("REQGRAD-7")
+@pytest.mark.parametrize("spelling", ["y.requires_grad = False", "y.requires_grad_(False)", "y.requires_grad = True"])
+def test_non_leaf_requires_grad_change_raises(device, spelling):
+    y = leaf(device) * 2
+    fn = y.grad_fn
+    with raises(RuntimeError, LEAF_ONLY) as info:
+        if spelling == "y.requires_grad = False":
+            y.requires_grad = False
+        elif spelling == "y.requires_grad_(False)":
+            y.requires_grad_(False)
+        else:
+            y.requires_grad = True
+    if "False" in spelling:
+        assert "var_no_grad = var.detach()" in str(info.value)
+    assert (y.requires_grad, y.is_leaf, y.grad_fn is fn) == (True, False, True)
+
+
+# > REQGRAD-8: On a non-leaf, `y.requires_grad_()` and `y.requires_grad_(True)` raise no error, return `y`
+# > and change nothing: `y` still requires grad, is not a leaf and keeps its `grad_fn`.
+@pytest.mark.clause("REQGRAD-8")
+@pytest.mark.parametrize("spelling", ["requires_grad_()", "requires_grad_(True)"])
+def test_non_leaf_requires_grad_true_is_no_op(device, spelling):
+    y = leaf(device) * 2
+    fn = y.grad_fn
+    r = y.requires_grad_() if spelling == "requires_grad_()" else y.requires_grad_(True)
+    assert r is y
+    assert (y.requires_grad, y.is_leaf, y.grad_fn is fn, type(fn).__name__) == (True, False, True, "MulBackward0")
+
+
+BINARY = {
+    "a * c": lambda a, c: a * c,
+    "c * a": lambda a, c: c * a,
+    "torch.add(a, c)": lambda a, c: torch.add(a, c),
+    "torch.stack([a, c])": lambda a, c: torch.stack([a, c]),
+}
+
+
+# > REQGRAD-9: With grad mode enabled, the result of an operation requires grad (and has a `grad_fn`)
+# > when at least one tensor input requires grad; when none does, the result does not require grad,
+# > is a leaf and has no `grad_fn`.
+@pytest.mark.clause("REQGRAD-9")
+@pytest.mark.parametrize("op", list(BINARY))
+@pytest.mark.parametrize("flags", [(True, False), (False, True), (True, True), (False, False)])
+def test_result_requires_grad_if_any_input_does(device, op, flags):
+    a = torch.tensor([1.0, 2.0], device=device, requires_grad=flags[0])
+    c = torch.tensor([3.0, 4.0], device=device, requires_grad=flags[1])
+    r = BINARY[op](a, c)
+    assert r.requires_grad == any(flags)
+    assert (r.grad_fn is not None) == any(flags)
+    assert r.is_leaf == (not any(flags))
+
+
+# > REQGRAD-10: After `backward()`, a leaf that does not require grad and took part in the graph has
+# > `.grad` None, while a leaf that requires grad gets its gradient.
+@pytest.mark.clause("REQGRAD-10")
+def test_non_requiring_leaf_gets_no_grad(device):
+    a = leaf(device)
+    c = torch.tensor([3.0, 4.0], device=device)
+    (a * c).sum().backward()
+    assert c.grad is None
+    assert_values(a.grad, [3.0, 4.0], "a.grad = c")
+
+
+# > REQGRAD-11: `t.backward()` where `t` does not require grad raises RuntimeError "element 0 of tensors
+# > does not require grad and does not have a grad_fn", also when `t` has more than one element (this
+# > check comes before the one for non-scalar outputs).
+@pytest.mark.clause("REQGRAD-11")
+@pytest.mark.parametrize("shape", [(), (5,)])
+@pytest.mark.parametrize("kind", ["plain", "detached", "from plain inputs"])
+def test_backward_of_tensor_without_grad_raises(device, kind, shape):
+    t = torch.ones(shape, device=device)
+    if kind == "detached":
+        t = (leaf(device).sum() * t).detach()
+    elif kind == "from plain inputs":
+        t = t * 2
+    with raises(RuntimeError, NO_GRAD_FN):
+        t.backward()
+
+
+@pytest.mark.clause("REQGRAD-11")
+def test_backward_non_scalar_requiring_grad_raises_other_error(device):
+    # The contrast that shows the order of the checks.
+    with raises(RuntimeError, "grad can be implicitly created only for scalar outputs"):
+        (leaf(device) * 2).backward()
+
+
+# > REQGRAD-12: `torch.autograd.grad(y, [c])` where `c` does not require grad raises RuntimeError
+# > "One of the differentiated Tensors does not require grad".
+@pytest.mark.clause("REQGRAD-12")
+def test_autograd_grad_wrt_non_requiring_raises(device):
+    a = leaf(device)
+    c = torch.tensor([3.0, 4.0], device=device)
+    y = (a * c).sum()
+    with raises(RuntimeError, "One of the differentiated Tensors does not require grad"):
+        torch.autograd.grad(y, [c])
+
+
+# > REQGRAD-13: When a leaf's `requires_grad` is set to False after a graph has used it, `backward()` of
+# > that graph raises no error and the leaf's `.grad` stays None.
+@pytest.mark.clause("REQGRAD-13")
+@pytest.mark.parametrize("spelling", ["requires_grad_(False)", "requires_grad = False"])
+def test_turning_off_after_graph_skips_accumulation(device, spelling):
+    a = leaf(device)
+    b = leaf(device)
+    y = (a * b).sum()
+    if spelling == "requires_grad_(False)":
+        a.requires_grad_(False)
+    else:
+        a.requires_grad = False
+    y.backward()
+    assert a.grad is None
+    assert b.grad is not None
+
+
+# Seeds, run as written (fixing only what stops them from running, as noted).
+
+
+@pytest.mark.clause("REQGRAD-1", "REQGRAD-11")
+@pytest.mark.parametrize("fix", ["torch.randn(5, requires_grad=False)", "torch.autograd.Variable"])
+def test_seed_ko_requires_grad_false(device, fix):
+    # Korean seed, "requires_grad 속성 사용". As written it calls torch.Variable, which does not exist:
+    with raises(AttributeError, "has no attribute 'Variable'"):
+        torch.Variable(torch.randn(5), requires_grad=False)
+    # Fixed to run, two ways that give the same tensor.
+    if fix == "torch.autograd.Variable":
+        x = torch.autograd.Variable(torch.randn(5, device=device), requires_grad=False)
+    else:
+        x = torch.randn(5, device=device, requires_grad=False)
+    x.data = torch.randn(5, device=device)
+    y = x.sum()
+    assert (x.requires_grad, y.requires_grad) == (False, False)
+    with raises(RuntimeError, NO_GRAD_FN):
+        y.backward()
+    # print(x.grad) is never reached; x.grad is None.
+    assert x.grad is None
+
+
+@pytest.mark.clause("REQGRAD-10")
+def test_seed_ko_requires_grad_false_in_a_graph(device):
+    # The seed's claim "requires_grad 속성을 False로 설정하면 Variable에 대한 역전파가 수행되지 않습니다" holds
+    # for x only when something else in the graph requires grad: then backward runs and x.grad stays None.
+    x = torch.randn(5, device=device, requires_grad=False)
+    w = torch.ones(5, device=device, requires_grad=True)
+    x.data = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0], device=device)
+    (w * x).sum().backward()
+    assert x.grad is None
+    assert_values(w.grad, [1.0, 2.0, 3.0, 4.0, 5.0], "w.grad = x")

@@ -1,0 +1,44 @@
+"""Ways to break what spec/copy.md states (`x.copy_(src)` is checked, recorded, and keeps x's metadata)."""
+
+import torch
+
+_copy = torch.Tensor.copy_
+
+
+def copy_ignores_leaf_check():
+    """`copy_` into a leaf that requires grad done silently, as if under no_grad."""
+
+    def copy_(self, src, non_blocking=False):
+        if self.is_leaf and self.requires_grad and torch.is_grad_enabled():
+            with torch.no_grad():
+                return _copy(self, src, non_blocking)
+        return _copy(self, src, non_blocking)
+
+    torch.Tensor.copy_ = copy_
+
+
+def copy_adopts_source_metadata():
+    """`copy_` that gives `x` the shape and dtype of `src` (what the Korean source claims)."""
+
+    def copy_(self, src, non_blocking=False):
+        self.data = src.detach().clone().to(self.device)
+        return self
+
+    torch.Tensor.copy_ = copy_
+
+
+def copy_not_recorded():
+    """`copy_` into a tensor in a graph that autograd does not record."""
+
+    def copy_(self, src, non_blocking=False):
+        with torch.no_grad():
+            return _copy(self, src, non_blocking)
+
+    torch.Tensor.copy_ = copy_
+
+
+CASES = [
+    ("copy_ignores_leaf_check", "test_copy.py", {"COPY-1", "COPY-2"}),
+    ("copy_adopts_source_metadata", "test_copy.py", {"COPY-8", "COPY-11"}),
+    ("copy_not_recorded", "test_copy.py", {"COPY-1", "COPY-5", "COPY-6", "COPY-7"}),
+]

@@ -1,0 +1,34 @@
+"""Ways to break `detach()` and `detach_()` (spec/detach.md)."""
+
+import torch
+
+_detach = torch.Tensor.detach
+_detach_ = torch.Tensor.detach_
+
+
+def detach_returns_data():
+    """`detach()` as `.data`: same storage, but a version counter of its own (autograd's check is bypassed)."""
+    torch.Tensor.detach = lambda self: self.data
+
+
+def detach_returns_copy():
+    """`detach()` as `detach().clone()`: no shared storage, writes do not reach the original."""
+    torch.Tensor.detach = lambda self: _detach(self).clone()
+
+
+def detach_in_place_accepts_views():
+    """`detach_()` on a view silently does nothing instead of raising."""
+
+    def detach_(self):
+        if self._base is not None:
+            return self
+        return _detach_(self)
+
+    torch.Tensor.detach_ = detach_
+
+
+CASES = [
+    ("detach_returns_data", "test_detach.py", {"DETACH-3", "DETACH-4", "DETACH-6"}),
+    ("detach_returns_copy", "test_detach.py", {"DETACH-1", "DETACH-3", "DETACH-5", "DETACH-6"}),
+    ("detach_in_place_accepts_views", "test_detach.py", {"DETACH-10"}),
+]

@@ -1,0 +1,46 @@
+"""Ways to break `requires_grad` (spec/requires_grad.md)."""
+
+import torch
+
+_requires_grad_ = torch.Tensor.requires_grad_
+_backward = torch.Tensor.backward
+
+
+def requires_grad_method_ignores_integers():
+    """`requires_grad_()` on an integer tensor silently does nothing instead of raising."""
+
+    def requires_grad_(self, requires_grad=True):
+        if requires_grad and not (self.is_floating_point() or self.is_complex()):
+            return self
+        return _requires_grad_(self, requires_grad)
+
+    torch.Tensor.requires_grad_ = requires_grad_
+
+
+def requires_grad_method_rejects_non_leaves():
+    """`requires_grad_(True)` on a non-leaf raises instead of being a no-op."""
+
+    def requires_grad_(self, requires_grad=True):
+        if not self.is_leaf:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
+        return _requires_grad_(self, requires_grad)
+
+    torch.Tensor.requires_grad_ = requires_grad_
+
+
+def backward_without_grad_is_silent():
+    """`backward()` of a tensor that does not require grad returns quietly ("no backpropagation")."""
+
+    def backward(self, *args, **kwargs):
+        if not self.requires_grad:
+            return None
+        return _backward(self, *args, **kwargs)
+
+    torch.Tensor.backward = backward
+
+
+CASES = [
+    ("requires_grad_method_ignores_integers", "test_requires_grad.py", {"REQGRAD-3"}),
+    ("requires_grad_method_rejects_non_leaves", "test_requires_grad.py", {"REQGRAD-8"}),
+    ("backward_without_grad_is_silent", "test_requires_grad.py", {"REQGRAD-11"}),
+]
