@@ -5,6 +5,8 @@ nox -s "conformance(torch='2.0.1')"     # one version
 nox -s conformance -- --device cpu -x   # arguments after -- go to pytest
 """
 
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -39,9 +41,30 @@ def conformance(session, torch):
     """Run the conformance suite on one torch release and record its results per device."""
     install_torch(session, torch, *nox.project.dependency_groups(PYPROJECT, "test"))
     target = RESULTS / Version(torch).public / "{device}.json"
-    session.run(
-        "python", "-m", "pytest", "conformance", "-p", "no:cacheprovider", "--results", str(target), *session.posargs
-    )
+    try:
+        session.run(
+            "python",
+            "-m",
+            "pytest",
+            "conformance",
+            "-p",
+            "no:cacheprovider",
+            "--results",
+            str(target),
+            *session.posargs,
+        )
+    finally:
+        if os.environ.get("CONFORMANCE_LOW_DISK"):
+            drop_environment(session)
+
+
+def drop_environment(session) -> None:
+    """Free the disk one torch takes (about 5 GB of environment and uv cache) once its results are written."""
+    packages = session.run("uv", "pip", "freeze", "--python", session.virtualenv.location, silent=True, external=True)
+    names = [line.split("==")[0] for line in packages.splitlines() if "==" in line]
+    session.run("uv", "cache", "clean", *names, external=True, silent=True)
+    shutil.rmtree(session.virtualenv.location)
+    session.log(f"removed {session.virtualenv.location} and the cached wheels of {len(names)} packages")
 
 
 @nox.session(python=PYTHON, venv_backend="venv")

@@ -31,7 +31,20 @@ def outcomes(clause_id: str) -> dict[str, dict[str, list[str]]]:
     return table
 
 
+def spans(versions: list[str], everything: list[str]) -> str:
+    """'2.0.1-2.4.1, 2.9.1' style: runs of consecutive recorded versions."""
+    runs: list[list[str]] = []
+    for v in everything:
+        if v in versions:
+            if runs and everything.index(runs[-1][-1]) == everything.index(v) - 1:
+                runs[-1].append(v)
+            else:
+                runs.append([v])
+    return ", ".join(r[0] if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs)
+
+
 def clause_line(clause: reg.Clause) -> str:
+    everything = sorted({v for v, _ in recorded()}, key=Version)
     table = outcomes(clause.id)
     if not table:
         return "Recorded results: none yet."
@@ -40,7 +53,8 @@ def clause_line(clause: reg.Clause) -> str:
     for device in KNOWN:
         if device in table:
             story = "; ".join(
-                f"{WORDS[o]} on {', '.join(vs)}" for o, vs in sorted(table[device].items(), key=lambda kv: kv[0])
+                f"{WORDS[o]} on {spans(vs, everything)}"
+                for o, vs in sorted(table[device].items(), key=lambda kv: kv[0])
             )
             stories[story].append(device)
     return "Recorded results: " + " | ".join(f"{', '.join(ds)}: {s}" for s, ds in stories.items()) + "."

@@ -129,6 +129,41 @@ class ClauseIndexDirective(SphinxDirective):
         return row
 
 
+SYMBOLS = {"pass": "✓", "fail": "✗ fail", "not-applicable": "n/a", "not-run": "·"}
+
+
+class MatrixDirective(SphinxDirective):
+    """Clauses x torch versions, one table per device, from the recorded results."""
+
+    def run(self):
+        recorded = status.recorded()
+        if not recorded:
+            return [nodes.paragraph("", "No results are recorded yet.")]
+        versions = sorted({v for v, _ in recorded}, key=status.Version)
+        out = []
+        for device in [d for d in status.KNOWN if any(dv == d for _, dv in recorded)]:
+            section = nodes.section(ids=[f"matrix-{device}"], names=[f"matrix-{device}"])
+            section += nodes.title("", f"Device: {device}")
+            table = nodes.table(classes=["conformance-matrix"])
+            group = nodes.tgroup(cols=len(versions) + 1)
+            table += group
+            for _ in range(len(versions) + 1):
+                group += nodes.colspec(colwidth=1)
+            head, body = nodes.thead(), nodes.tbody()
+            group += head
+            group += body
+            head += ClauseIndexDirective._row(["clause", *versions])
+            for c in sorted(reg.default().clauses.values(), key=lambda c: (c.page, _number(c.id))):
+                cells = []
+                for v in versions:
+                    doc = recorded.get((v, device))
+                    cells.append(SYMBOLS[doc["devices"][device][c.id]["outcome"]] if doc else "")
+                body += ClauseIndexDirective._row([_clause_link(c.id), *cells])
+            section += table
+            out.append(section)
+        return out
+
+
 def _number(cid: str) -> int:
     return int(cid.rsplit("-", 1)[1])
 
@@ -145,5 +180,6 @@ def setup(app):
     app.add_directive("clause", ClauseDirective)
     app.add_directive("example", ExampleDirective)
     app.add_directive("clause-index", ClauseIndexDirective)
+    app.add_directive("conformance-matrix", MatrixDirective)
     app.connect("env-check-consistency", check_consistency)
     return {"version": "1", "parallel_read_safe": False, "env_version": 1}

@@ -1,0 +1,50 @@
+"""Compare two results documents clause by clause: what a new torch changed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Change:
+    clause: str
+    device: str
+    before: str
+    after: str
+    reasons: tuple[str, ...]
+
+    @property
+    def kind(self) -> str:
+        if self.after == "fail":
+            return "newly failing"
+        if self.after == "pass":
+            return "newly passing"
+        return f"newly {self.after}"
+
+    def describe(self) -> str:
+        why = f"\n      observed: {self.reasons[0]}" if self.reasons else ""
+        return f"  {self.clause} [{self.device}]: expected {self.before}, observed {self.after}{why}"
+
+
+def compare(old: dict, new: dict) -> list[Change]:
+    """Changes of outcome for every (clause, device) present in both documents."""
+    changes = []
+    for device, table in new["devices"].items():
+        before = old["devices"].get(device)
+        if before is None:
+            continue
+        for cid, entry in sorted(table.items()):
+            if cid in before and before[cid]["outcome"] != entry["outcome"]:
+                changes.append(Change(cid, device, before[cid]["outcome"], entry["outcome"], tuple(entry["reasons"])))
+    return changes
+
+
+def report(changes: list[Change]) -> str:
+    if not changes:
+        return "no clause changed its outcome"
+    lines = []
+    for kind in sorted({c.kind for c in changes}):
+        group = [c for c in changes if c.kind == kind]
+        lines.append(f"{kind} ({len(group)}):")
+        lines.extend(c.describe() for c in group)
+    return "\n".join(lines)
