@@ -70,7 +70,8 @@ def install(spec: str) -> Path:
         reason = next(
             (ln for ln in lines if "no version" in ln or "not found" in ln.lower()), lines[-1] if lines else ""
         )
-        raise UsageError(f"cannot install {spec}: {reason}")
+        shutil.rmtree(env, ignore_errors=True)
+        raise UsageError(f"cannot install {spec}: {reason.removeprefix('cause: ')}")
     return python
 
 

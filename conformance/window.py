@@ -4,7 +4,24 @@ This is the one place that declares it; noxfile.py and the release check read
 it from here. Each entry is the newest patch of a minor release.
 """
 
-TORCH_WINDOW = ["2.0.1", "2.15.0"]
+TORCH_WINDOW = [
+    "2.0.1",
+    "2.1.2",
+    "2.2.2",
+    "2.3.1",
+    "2.4.1",
+    "2.5.1",
+    "2.6.0",
+    "2.7.1",
+    "2.8.0",
+    "2.9.1",
+    "2.10.0",
+    "2.11.0",
+    "2.12.1",
+    "2.13.0",
+    "2.14.1",
+    "2.15.0",
+]
 
 
 def numpy_requirement(torch_version: str) -> str:
