@@ -1,0 +1,395 @@
+"""Conformance tests for spec/indexing.md (indexed and sliced assignment). Each test quotes the clause it proves."""
+
+import pytest
+import torch
+
+from conformance.harness.checks import assert_values, raises
+
+LEAF = "leaf Variable that requires grad is being used in an in-place operation."
+LEAF_ERROR = "a " + LEAF
+VIEW_ERROR = "a view of a " + LEAF
+MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
+W = [1.0, 10.0, 100.0]  # weights of the loss (x * W).sum(), so that each position's gradient is visible
+
+
+def leaf(device, values=(1.0, 2.0, 3.0)):
+    return torch.tensor(list(values), device=device, requires_grad=True)
+
+
+def t(x, *values):
+    return torch.tensor(list(values), device=x.device)
+
+
+def mask(x):
+    return torch.tensor([True, False, True], device=x.device)
+
+
+def idx(x):
+    return torch.tensor([0, 2], device=x.device)
+
+
+def _full(x):
+    x[:] = t(x, 7.0, 8.0, 9.0)
+
+
+def _ellipsis(x):
+    x[...] = t(x, 7.0, 8.0, 9.0)
+
+
+def _int(x):
+    x[0] = 5.0
+
+
+def _slice(x):
+    x[1:] = t(x, 8.0, 9.0)
+
+
+def _mask_number(x):
+    x[mask(x)] = 5.0
+
+
+def _mask_tensor(x):
+    x[mask(x)] = t(x, 5.0, 6.0)
+
+
+def _idx_number(x):
+    x[idx(x)] = 5.0
+
+
+def _idx_tensor(x):
+    x[idx(x)] = t(x, 5.0, 6.0)
+
+
+# spelling -> (assignment, values of [1, 2, 3] afterwards, gradient of (x * W).sum() w.r.t. a for x = a * 2)
+SETS = {
+    "x[:] = t": (_full, [7.0, 8.0, 9.0], [0.0, 0.0, 0.0]),
+    "x[...] = t": (_ellipsis, [7.0, 8.0, 9.0], [0.0, 0.0, 0.0]),
+    "x[0] = 5.0": (_int, [5.0, 2.0, 3.0], [0.0, 20.0, 200.0]),
+    "x[1:] = t": (_slice, [1.0, 8.0, 9.0], [2.0, 0.0, 0.0]),
+    "x[mask] = 5.0": (_mask_number, [5.0, 2.0, 5.0], [0.0, 20.0, 0.0]),
+    "x[mask] = t": (_mask_tensor, [5.0, 2.0, 6.0], [0.0, 20.0, 0.0]),
+    "x[idx] = 5.0": (_idx_number, [5.0, 2.0, 5.0], [0.0, 20.0, 0.0]),
+    "x[idx] = t": (_idx_tensor, [5.0, 2.0, 6.0], [0.0, 20.0, 0.0]),
+}
+VIEW_SPELLINGS = ["x[0] = 5.0", "x[1:] = t"]
+NON_VIEW_SPELLINGS = ["x[...] = t", "x[mask] = 5.0", "x[mask] = t", "x[idx] = 5.0", "x[idx] = t"]
+
+
+# > INDEX-1: With grad mode enabled, an indexed or sliced assignment to a leaf that requires grad raises
+# > RuntimeError whose message contains "leaf Variable that requires grad is being used in an in-place
+# > operation.", whatever the index and whether or not the assigned value requires grad.
+@pytest.mark.clause("INDEX-1")
+@pytest.mark.parametrize("spelling", list(SETS))
+def test_assignment_to_leaf_requiring_grad_raises(device, spelling):
+    x = leaf(device)
+    with raises(RuntimeError, LEAF):
+        SETS[spelling][0](x)
+
+
+@pytest.mark.clause("INDEX-1")
+@pytest.mark.parametrize("spelling", ["x[:] = v", "x[0] = v", "x[mask] = v"])
+def test_assignment_of_value_requiring_grad_to_leaf_raises(device, spelling):
+    x = leaf(device)
+    v = torch.tensor([5.0, 6.0, 7.0], device=device, requires_grad=True)
+    with raises(RuntimeError, LEAF):
+        if spelling == "x[:] = v":
+            x[:] = v
+        elif spelling == "x[0] = v":
+            x[0] = v[0]
+        else:
+            x[mask(x)] = v[:2]
+
+
+# > INDEX-2: When the index selects a view (an integer, `x[0] = v`, or a partial slice, `x[1:] = t`), the
+# > message is "a view of a leaf Variable that requires grad is being used in an in-place operation.".
+@pytest.mark.clause("INDEX-2")
+@pytest.mark.parametrize("spelling", VIEW_SPELLINGS)
+def test_view_assignment_to_leaf_message(device, spelling):
+    x = leaf(device)
+    with raises(RuntimeError, LEAF) as info:
+        SETS[spelling][0](x)
+    assert str(info.value) == VIEW_ERROR
+
+
+# > INDEX-3: For `x[...] = t` and for an advanced index (a boolean mask or an integer tensor) the message is
+# > "a leaf Variable that requires grad is being used in an in-place operation.".
+@pytest.mark.clause("INDEX-3")
+@pytest.mark.parametrize("spelling", NON_VIEW_SPELLINGS)
+def test_non_view_assignment_to_leaf_message(device, spelling):
+    x = leaf(device)
+    with raises(RuntimeError, LEAF) as info:
+        SETS[spelling][0](x)
+    assert str(info.value) == LEAF_ERROR
+
+
+# > INDEX-4 (until 2.9): For `x[:] = t` the message is "a view of a leaf Variable that requires grad ...".
+@pytest.mark.clause("INDEX-4")
+def test_full_slice_assignment_to_leaf_message_before_2_9(device):
+    x = leaf(device)
+    with raises(RuntimeError, LEAF) as info:
+        x[:] = torch.tensor([7.0, 8.0, 9.0], device=device)
+    assert str(info.value) == VIEW_ERROR
+
+
+# > INDEX-5 (since 2.9): For `x[:] = t` the message is "a leaf Variable that requires grad ...".
+@pytest.mark.clause("INDEX-5")
+def test_full_slice_assignment_to_leaf_message_since_2_9(device):
+    x = leaf(device)
+    with raises(RuntimeError, LEAF) as info:
+        x[:] = torch.tensor([7.0, 8.0, 9.0], device=device)
+    assert str(info.value) == LEAF_ERROR
+
+
+# > INDEX-6: The refused assignment changes no metadata: `x` is still a leaf that requires grad, has no
+# > `grad_fn` and keeps its `_version`.
+@pytest.mark.clause("INDEX-6")
+@pytest.mark.parametrize("spelling", list(SETS))
+def test_refused_assignment_changes_no_metadata(device, spelling):
+    x = leaf(device)
+    with pytest.raises(RuntimeError):
+        SETS[spelling][0](x)
+    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 0)
+
+
+# > INDEX-7: ... and leaves the values of `x` as they were.
+@pytest.mark.clause("INDEX-7")
+@pytest.mark.parametrize("spelling", list(SETS))
+def test_refused_assignment_changes_no_values(device, spelling):
+    x = leaf(device)
+    with pytest.raises(RuntimeError):
+        SETS[spelling][0](x)
+    assert_values(x, [1.0, 2.0, 3.0], f"x after refused {spelling}")
+
+
+# > INDEX-8: Inside `torch.no_grad()` every such assignment to a leaf that requires grad is accepted: `x` stays a
+# > leaf that requires grad, with no `grad_fn`, and `x._version` goes up by 1.
+@pytest.mark.clause("INDEX-8")
+@pytest.mark.parametrize("spelling", list(SETS))
+def test_assignment_to_leaf_under_no_grad(device, spelling):
+    x = leaf(device)
+    with torch.no_grad():
+        SETS[spelling][0](x)
+    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 1)
+
+
+# > INDEX-9: The values written are the values of `x` afterwards (under `torch.no_grad()`, on a tensor that does
+# > not require grad, or on a non-leaf).
+@pytest.mark.clause("INDEX-9")
+@pytest.mark.parametrize("spelling", list(SETS))
+@pytest.mark.parametrize("kind", ["leaf under no_grad", "no grad required", "non-leaf"])
+def test_assignment_values(device, spelling, kind):
+    if kind == "leaf under no_grad":
+        x = leaf(device)
+        with torch.no_grad():
+            SETS[spelling][0](x)
+    elif kind == "no grad required":
+        x = torch.tensor([1.0, 2.0, 3.0], device=device)
+        SETS[spelling][0](x)
+    else:
+        x = leaf(device).clone()
+        SETS[spelling][0](x)
+    assert_values(x, SETS[spelling][1], f"x after {spelling}")
+
+
+# > INDEX-10: On a tensor that does not require grad, with grad mode enabled and a value that does not require
+# > grad, every such assignment is accepted; the tensor stays a leaf that does not require grad, with no
+# > `grad_fn`; `_version` goes up by 1.
+@pytest.mark.clause("INDEX-10")
+@pytest.mark.parametrize("spelling", list(SETS))
+def test_assignment_to_tensor_not_requiring_grad(device, spelling):
+    x = torch.tensor([1.0, 2.0, 3.0], device=device)
+    SETS[spelling][0](x)
+    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, False, None, 1)
+
+
+# > INDEX-11: On a non-leaf that requires grad, every such assignment is accepted with grad mode enabled; the
+# > tensor stays a non-leaf that requires grad and `_version` goes up by 1. Its `grad_fn` becomes `CopySlices`
+# > for `x[0] = v` and `x[1:] = t`, `CopyBackwards` for `x[...] = t`, and `IndexPutBackward0` for an advanced
+# > index with a tensor value (`x[mask] = t`, `x[idx] = t`).
+GRAD_FN = {
+    "x[0] = 5.0": "CopySlices",
+    "x[1:] = t": "CopySlices",
+    "x[...] = t": "CopyBackwards",
+    "x[mask] = t": "IndexPutBackward0",
+    "x[idx] = t": "IndexPutBackward0",
+}
+
+
+def _non_leaf_after(device, spelling):
+    a = leaf(device)
+    x = a * 2
+    old = x.grad_fn
+    SETS[spelling][0](x)
+    assert (x.is_leaf, x.requires_grad, x._version) == (False, True, 1)
+    assert x.grad_fn is not old
+    return type(x.grad_fn).__name__
+
+
+@pytest.mark.clause("INDEX-11")
+@pytest.mark.parametrize("spelling", list(SETS))
+def test_assignment_to_non_leaf_is_recorded(device, spelling):
+    name = _non_leaf_after(device, spelling)
+    if spelling in GRAD_FN:
+        assert name == GRAD_FN[spelling]
+
+
+# > INDEX-12 (until 2.9): `x[:] = t` on a non-leaf gives `grad_fn` `CopySlices`.
+@pytest.mark.clause("INDEX-12")
+def test_full_slice_grad_fn_before_2_9(device):
+    assert _non_leaf_after(device, "x[:] = t") == "CopySlices"
+
+
+# > INDEX-13 (since 2.9): `x[:] = t` on a non-leaf gives `grad_fn` `CopyBackwards`.
+@pytest.mark.clause("INDEX-13")
+def test_full_slice_grad_fn_since_2_9(device):
+    assert _non_leaf_after(device, "x[:] = t") == "CopyBackwards"
+
+
+# > INDEX-14 (until 2.15): `x[mask] = 5.0` and `x[idx] = 5.0` (a Python number) give `IndexPutBackward0`.
+@pytest.mark.clause("INDEX-14")
+@pytest.mark.parametrize("spelling", ["x[mask] = 5.0", "x[idx] = 5.0"])
+def test_number_into_advanced_index_grad_fn_before_2_15(device, spelling):
+    assert _non_leaf_after(device, spelling) == "IndexPutBackward0"
+
+
+# > INDEX-15 (since 2.15): `x[mask] = 5.0` gives `MaskedFillBackward0` and `x[idx] = 5.0` gives
+# > `IndexFillBackward0`.
+@pytest.mark.clause("INDEX-15")
+@pytest.mark.parametrize("spelling", ["x[mask] = 5.0", "x[idx] = 5.0"])
+def test_number_into_advanced_index_grad_fn_since_2_15(device, spelling):
+    expected = {"x[mask] = 5.0": "MaskedFillBackward0", "x[idx] = 5.0": "IndexFillBackward0"}[spelling]
+    assert _non_leaf_after(device, spelling) == expected
+
+
+# > INDEX-16: Gradient flowing back through the assignment to the tensor assigned into is zero at the
+# > overwritten positions and unchanged at the others.
+@pytest.mark.clause("INDEX-16")
+@pytest.mark.parametrize("spelling", list(SETS))
+def test_gradient_to_overwritten_tensor(device, spelling):
+    a = leaf(device)
+    x = a * 2
+    SETS[spelling][0](x)
+    (x * torch.tensor(W, device=device)).sum().backward()
+    assert_values(a.grad, SETS[spelling][2], f"a.grad through {spelling} (d(2a)/da = 2, times W)")
+
+
+# > INDEX-17: When the assigned value requires grad, it receives the gradient of the positions it was written
+# > to; a value broadcast to several positions receives their sum.
+VALUE_CASES = {  # spelling -> (value, gradient of the value)
+    "x[:] = v": ([7.0, 8.0, 9.0], [1.0, 10.0, 100.0]),
+    "x[...] = v": ([7.0, 8.0, 9.0], [1.0, 10.0, 100.0]),
+    "x[0] = v": (5.0, 1.0),
+    "x[1:] = v": ([8.0, 9.0], [10.0, 100.0]),
+    "x[mask] = v": ([5.0, 6.0], [1.0, 100.0]),
+    "x[mask] = v (0-d)": (5.0, 101.0),
+    "x[idx] = v": ([5.0, 6.0], [1.0, 100.0]),
+    "x[idx] = v (0-d)": (5.0, 101.0),
+}
+
+
+def _assign_value(x, spelling, v):
+    if spelling == "x[:] = v":
+        x[:] = v
+    elif spelling == "x[...] = v":
+        x[...] = v
+    elif spelling == "x[0] = v":
+        x[0] = v
+    elif spelling == "x[1:] = v":
+        x[1:] = v
+    elif spelling.startswith("x[mask]"):
+        x[mask(x)] = v
+    else:
+        x[idx(x)] = v
+
+
+@pytest.mark.clause("INDEX-17")
+@pytest.mark.parametrize("spelling", list(VALUE_CASES))
+def test_gradient_to_assigned_value(device, spelling):
+    value, expected = VALUE_CASES[spelling]
+    v = torch.tensor(value, device=device, requires_grad=True)
+    x = leaf(device) * 2
+    _assign_value(x, spelling, v)
+    (x * torch.tensor(W, device=device)).sum().backward()
+    assert_values(v.grad, expected, f"v.grad through {spelling}")
+
+
+# > INDEX-18: Assigning a value that requires grad into a tensor that does not require grad is accepted with
+# > grad mode enabled and makes that tensor a non-leaf that requires grad; `_version` goes up by 1.
+@pytest.mark.clause("INDEX-18")
+@pytest.mark.parametrize("spelling", list(VALUE_CASES))
+def test_value_requiring_grad_into_plain_tensor(device, spelling):
+    value, _ = VALUE_CASES[spelling]
+    v = torch.tensor(value, device=device, requires_grad=True)
+    x = torch.zeros(3, device=device)
+    _assign_value(x, spelling, v)
+    assert (x.is_leaf, x.requires_grad, x._version) == (False, True, 1)
+    assert x.grad_fn is not None
+
+
+@pytest.mark.clause("INDEX-19")
+@pytest.mark.parametrize("spelling", list(VALUE_CASES))
+def test_value_requiring_grad_into_plain_tensor_gradient(device, spelling):
+    value, expected = VALUE_CASES[spelling]
+    v = torch.tensor(value, device=device, requires_grad=True)
+    x = torch.zeros(3, device=device)
+    _assign_value(x, spelling, v)
+    (x * torch.tensor(W, device=device)).sum().backward()
+    assert_values(v.grad, expected, f"v.grad through {spelling}")
+
+
+# > INDEX-20: An assignment bumps the version like any in-place operation, so assigning into a tensor that a
+# > graph saved for backward makes that `backward()` raise RuntimeError "one of the variables needed for
+# > gradient computation has been modified by an inplace operation".
+@pytest.mark.clause("INDEX-20")
+@pytest.mark.parametrize("spelling", list(SETS))
+@pytest.mark.parametrize("kind", ["non-leaf", "leaf under no_grad"])
+def test_assignment_into_saved_tensor_breaks_backward(device, spelling, kind):
+    if kind == "non-leaf":
+        x = leaf(device).clone()
+        loss = (x * x).sum()
+        SETS[spelling][0](x)
+    else:
+        x = leaf(device)
+        loss = (x * x).sum()
+        with torch.no_grad():
+            SETS[spelling][0](x)
+    assert x._version == 1
+    with raises(RuntimeError, MODIFIED):
+        loss.backward()
+
+
+# Seeds, run as written (fixing only what stops them from running, as noted).
+
+
+@pytest.mark.clause("INDEX-1", "INDEX-6")
+def test_seed_en_correct_approach_slice_assign(device):
+    # English seed, "Avoiding variable reassignment", the "Correct approach", verbatim (device added):
+    x = torch.tensor([1.0, 2.0], requires_grad=True, device=device)
+    with raises(RuntimeError, LEAF):
+        x[:] = torch.tensor([3.0, 4.0], device=device)  # "Modifies existing variable using slicing": it raises
+    assert (x.is_leaf, x._version) == (True, 0)
+
+
+@pytest.mark.clause("INDEX-7", "INDEX-9")
+def test_seed_en_correct_approach_fixed(device):
+    x = torch.tensor([1.0, 2.0], requires_grad=True, device=device)
+    with pytest.raises(RuntimeError):
+        x[:] = torch.tensor([3.0, 4.0], device=device)
+    assert_values(x, [1.0, 2.0], "x after the refused assignment")
+    with torch.no_grad():  # the way that runs
+        x[:] = torch.tensor([3.0, 4.0], device=device)
+    assert_values(x, [3.0, 4.0], "x after the assignment under no_grad")
+
+
+@pytest.mark.clause("INDEX-11", "INDEX-16")
+def test_seed_en_clone_then_slice_assign(device):
+    # English seed, "Cloning the variable", verbatim (device added): it runs.
+    x = torch.tensor([1.0, 2.0], requires_grad=True, device=device)
+    y = x.clone()
+    y[:] = torch.tensor([3.0, 4.0], device=device)
+    # "Backpropagation will still work on the original x": through y, x gets a zero gradient everywhere,
+    # since every position of y was overwritten.
+    assert (y.is_leaf, y.requires_grad, y._version) == (False, True, 1)
+    y.sum().backward()
+    assert_values(x.grad, [0.0, 0.0], "x.grad through the overwritten clone")
+    assert_values(x, [1.0, 2.0], "x itself is unchanged")

@@ -1,0 +1,448 @@
+"""Conformance tests for spec/inplace.md (in-place operations). Each test quotes the clause it proves."""
+
+import warnings
+
+import pytest
+import torch
+
+from conformance.harness.checks import assert_values, raises
+
+LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
+OUT_ERROR = (
+    "functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad"
+)
+MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
+HINT_OLD = (
+    "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+    "with torch.autograd.set_detect_anomaly(True)."
+)
+HINT_NEW = (
+    "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+    "with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+)
+HINT_ANOMALY = (
+    "Hint: the backtrace further above shows the operation that failed to compute its gradient. "
+    "The variable in question was changed in there or anywhere later. Good luck!"
+)
+
+
+def leaf(device, values=(1.0, 2.0, 3.0)):
+    return torch.tensor(list(values), device=device, requires_grad=True)
+
+
+def _iadd(x):
+    x += 1
+    return x
+
+
+def _imul(x):
+    x *= 3
+    return x
+
+
+# Every spelling of an in-place update this page speaks of, applied to x = [1, 2, 3]:
+# (function, values afterwards, grad_fn type name on a non-leaf, d(sum(x after))/d(x before)).
+METHODS = {
+    "x.add_(1)": (lambda x: x.add_(1), [2.0, 3.0, 4.0], "AddBackward0", [1.0, 1.0, 1.0]),
+    "x.sub_(1)": (lambda x: x.sub_(1), [0.0, 1.0, 2.0], "SubBackward0", [1.0, 1.0, 1.0]),
+    "x.mul_(3)": (lambda x: x.mul_(3), [3.0, 6.0, 9.0], "MulBackward0", [3.0, 3.0, 3.0]),
+    "x.div_(2)": (lambda x: x.div_(2), [0.5, 1.0, 1.5], "DivBackward0", [0.5, 0.5, 0.5]),
+    "x.zero_()": (lambda x: x.zero_(), [0.0, 0.0, 0.0], "ZeroBackward0", [0.0, 0.0, 0.0]),
+    "x.fill_(7)": (lambda x: x.fill_(7.0), [7.0, 7.0, 7.0], "FillBackward2", [0.0, 0.0, 0.0]),
+    "x.clamp_(1.5, 2.5)": (lambda x: x.clamp_(1.5, 2.5), [1.5, 2.0, 2.5], "ClampBackward1", [0.0, 1.0, 0.0]),
+    "x.copy_(v)": (lambda x: x.copy_(torch.tensor([5.0, 6.0, 7.0], device=x.device)), [5.0, 6.0, 7.0],
+                   "CopyBackwards", [0.0, 0.0, 0.0]),
+    "x += 1": (_iadd, [2.0, 3.0, 4.0], "AddBackward0", [1.0, 1.0, 1.0]),
+    "x *= 3": (_imul, [3.0, 6.0, 9.0], "MulBackward0", [3.0, 3.0, 3.0]),
+}
+OUT = {
+    "torch.add(x, 1, out=x)": (lambda x: torch.add(x, 1, out=x), [2.0, 3.0, 4.0]),
+    "torch.mul(x, 3, out=x)": (lambda x: torch.mul(x, 3, out=x), [3.0, 6.0, 9.0]),
+}
+ALL = {**{k: v[:2] for k, v in METHODS.items()}, **OUT}
+
+
+# > INPLACE-1: With grad mode enabled, an in-place operation on a leaf tensor that requires grad raises
+# > RuntimeError whose message is "a leaf Variable that requires grad is being used in an in-place operation.".
+@pytest.mark.clause("INPLACE-1")
+@pytest.mark.parametrize("spelling", list(METHODS))
+def test_inplace_on_leaf_requiring_grad_raises(device, spelling):
+    x = leaf(device)
+    with raises(RuntimeError, LEAF_ERROR) as info:
+        METHODS[spelling][0](x)
+    assert str(info.value) == LEAF_ERROR
+
+
+# > INPLACE-2: The operation refused by INPLACE-1 (or INPLACE-4) changes nothing: `x` is still a leaf that
+# > requires grad, has no `grad_fn`, and keeps its `_version`.
+@pytest.mark.clause("INPLACE-2")
+@pytest.mark.parametrize("spelling", list(ALL))
+def test_refused_inplace_changes_no_metadata(device, spelling):
+    x = leaf(device)
+    with pytest.raises(RuntimeError):
+        ALL[spelling][0](x)
+    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 0)
+
+
+# > INPLACE-3: ... and keeps its values.
+@pytest.mark.clause("INPLACE-3")
+@pytest.mark.parametrize("spelling", list(ALL))
+def test_refused_inplace_changes_no_values(device, spelling):
+    x = leaf(device)
+    with pytest.raises(RuntimeError):
+        ALL[spelling][0](x)
+    assert_values(x, [1.0, 2.0, 3.0], f"x after refused {spelling}")
+
+
+# > INPLACE-4: With grad mode enabled, `torch.add(x, 1, out=x)` (any function called with `out=`) where an
+# > argument requires grad raises RuntimeError "functions with out=... arguments don't support automatic
+# > differentiation, but one of the arguments requires grad", for a leaf and for a non-leaf alike.
+@pytest.mark.clause("INPLACE-4")
+@pytest.mark.parametrize("spelling", list(OUT))
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_out_argument_requiring_grad_raises(device, spelling, kind):
+    x = leaf(device)
+    if kind == "non-leaf":
+        x = x.clone()
+    with raises(RuntimeError, OUT_ERROR):
+        OUT[spelling][0](x)
+    assert x._version == 0
+
+
+# > INPLACE-5: Inside `torch.no_grad()`, every in-place spelling on a leaf that requires grad is accepted: it
+# > returns `x` itself, and `x` stays a leaf that requires grad, with no `grad_fn`; `x._version` goes up by 1.
+@pytest.mark.clause("INPLACE-5")
+@pytest.mark.parametrize("spelling", list(ALL))
+def test_inplace_on_leaf_under_no_grad(device, spelling):
+    x = leaf(device)
+    with torch.no_grad():
+        result = ALL[spelling][0](x)
+    assert result is x
+    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 1)
+
+
+# > INPLACE-6: ... and the values of `x` are the result of the operation.
+@pytest.mark.clause("INPLACE-6")
+@pytest.mark.parametrize("spelling", list(ALL))
+def test_inplace_on_leaf_under_no_grad_values(device, spelling):
+    x = leaf(device)
+    with torch.no_grad():
+        ALL[spelling][0](x)
+    assert_values(x, ALL[spelling][1], f"x after {spelling}")
+
+
+# > INPLACE-7: On a tensor that does not require grad, every in-place spelling is accepted with grad mode
+# > enabled; the tensor stays a leaf that does not require grad, with no `grad_fn`; `_version` goes up by 1.
+@pytest.mark.clause("INPLACE-7")
+@pytest.mark.parametrize("spelling", list(ALL))
+def test_inplace_on_tensor_not_requiring_grad(device, spelling):
+    x = torch.tensor([1.0, 2.0, 3.0], device=device)
+    result = ALL[spelling][0](x)
+    assert result is x
+    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, False, None, 1)
+
+
+# > INPLACE-8: On a non-leaf that requires grad, every in-place method spelling is accepted with grad mode
+# > enabled: it returns the tensor itself, which stays a non-leaf that requires grad; its `grad_fn` is replaced
+# > by a new node of the in-place operation's backward; `_version` goes up by 1.
+@pytest.mark.clause("INPLACE-8")
+@pytest.mark.parametrize("spelling", list(METHODS))
+def test_inplace_on_non_leaf_rebases_grad_fn(device, spelling):
+    a = leaf(device)
+    x = a.clone()
+    old = x.grad_fn
+    assert type(old).__name__ == "CloneBackward0"
+    result = METHODS[spelling][0](x)
+    assert result is x
+    assert (x.is_leaf, x.requires_grad, x._version) == (False, True, 1)
+    assert x.grad_fn is not old
+    assert type(x.grad_fn).__name__ == METHODS[spelling][2]
+
+
+# > INPLACE-9: Gradients flow through an in-place operation on a non-leaf as through its out-of-place twin.
+@pytest.mark.clause("INPLACE-9")
+@pytest.mark.parametrize("spelling", list(METHODS))
+def test_inplace_on_non_leaf_gradient(device, spelling):
+    a = leaf(device)
+    x = a.clone()
+    METHODS[spelling][0](x)
+    x.sum().backward()
+    assert_values(a.grad, METHODS[spelling][3], f"a.grad through {spelling}")
+
+
+# > INPLACE-10: Each in-place operation adds exactly 1 to `_version`, whatever the spelling; a view shares the
+# > version counter of its base, so an in-place operation through the view adds 1 to both.
+@pytest.mark.clause("INPLACE-10")
+def test_version_counts_every_inplace_operation(device):
+    x = torch.tensor([1.0, 2.0, 3.0], device=device)
+    for n, spelling in enumerate(ALL, start=1):
+        ALL[spelling][0](x)
+        assert x._version == n, f"after {spelling}"
+    v = x[1:]
+    assert v._version == x._version
+    before = x._version
+    v.add_(1)
+    assert (x._version, v._version) == (before + 1, before + 1)
+    x.mul_(2)
+    assert (x._version, v._version) == (before + 2, before + 2)
+
+
+@pytest.mark.clause("INPLACE-10")
+def test_version_counts_under_no_grad_and_on_non_leaf(device):
+    x = leaf(device)
+    with torch.no_grad():
+        x.add_(1)
+        x.mul_(2)
+        x += 1
+    assert x._version == 3
+    y = x.clone()
+    y.add_(1)
+    y *= 2
+    assert y._version == 2
+
+
+def _saved_then_modified(device, spelling):
+    """Build a graph that saved a tensor, modify that tensor in place, return (loss, modified tensor)."""
+    if spelling.startswith("leaf"):  # x * x saves the leaf x; modify it under no_grad
+        x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+        loss = (x * x).sum()
+        with torch.no_grad():
+            {"leaf: x.add_(1)": lambda: x.add_(1),
+             "leaf: x.zero_()": lambda: x.zero_(),
+             "leaf: torch.add(x, 1, out=x)": lambda: torch.add(x, 1, out=x)}[spelling]()
+        return loss, x
+    a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    x = a.clone()
+    loss = (x * x).sum()  # saves the non-leaf x
+    if spelling == "non-leaf: x += 1":
+        x += 1
+    else:
+        {"non-leaf: x.mul_(2)": lambda: x.mul_(2), "non-leaf: x.clamp_(0, 1)": lambda: x.clamp_(0, 1)}[spelling]()
+    return loss, x
+
+
+SAVED = ["leaf: x.add_(1)", "leaf: x.zero_()", "leaf: torch.add(x, 1, out=x)",
+         "non-leaf: x += 1", "non-leaf: x.mul_(2)", "non-leaf: x.clamp_(0, 1)"]
+
+
+# > INPLACE-11: When autograd has saved a tensor for backward and the tensor is then modified in place (a leaf
+# > under `torch.no_grad()`, or a non-leaf with grad mode on), `backward()` raises RuntimeError whose message
+# > contains "one of the variables needed for gradient computation has been modified by an inplace operation".
+@pytest.mark.clause("INPLACE-11")
+@pytest.mark.parametrize("spelling", SAVED)
+def test_backward_after_modifying_saved_tensor_raises(device, spelling):
+    loss, x = _saved_then_modified(device, spelling)
+    assert x._version == 1
+    with raises(RuntimeError, MODIFIED):
+        loss.backward()
+
+
+# > INPLACE-12: That message names the tensor's type and shape and both versions: for a float32 leaf of shape
+# > (2,) saved at version 0 and modified once it contains "[torch.FloatTensor [2]] is at version 1; expected
+# > version 0 instead" on cpu ("[MetaFloatType [2]] ..." on meta); modified twice, "is at version 2".
+@pytest.mark.clause("INPLACE-12")
+@pytest.mark.parametrize("times", [1, 2])
+def test_backward_error_names_type_shape_and_versions(device, times):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    loss = (x * x).sum()
+    with torch.no_grad():
+        for _ in range(times):
+            x.add_(1)
+    kind = "MetaFloatType" if device == "meta" else "torch.FloatTensor"
+    with raises(RuntimeError, f"[{kind} [2]] is at version {times}; expected version 0 instead"):
+        loss.backward()
+
+
+@pytest.mark.clause("INPLACE-12")
+def test_backward_error_names_dtype_and_shape_of_2d_double(device):
+    x = torch.ones(2, 3, device=device, dtype=torch.float64, requires_grad=True)
+    loss = (x * x).sum()
+    with torch.no_grad():
+        x.mul_(2)
+    kind = "MetaDoubleType" if device == "meta" else "torch.DoubleTensor"
+    with raises(RuntimeError, f"[{kind} [2, 3]] is at version 1; expected version 0 instead"):
+        loss.backward()
+
+
+# > INPLACE-13 (until 2.11): Without anomaly detection, the message ends with "Hint: enable anomaly detection
+# > to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).".
+@pytest.mark.clause("INPLACE-13")
+@pytest.mark.parametrize("spelling", SAVED)
+def test_backward_error_hint_before_2_11(device, spelling):
+    loss, _ = _saved_then_modified(device, spelling)
+    with raises(RuntimeError, MODIFIED) as info:
+        loss.backward()
+    assert str(info.value).endswith(HINT_OLD)
+
+
+# > INPLACE-14 (since 2.11): ... it ends with "Hint: enable anomaly detection to find the operation that failed
+# > to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).".
+@pytest.mark.clause("INPLACE-14")
+@pytest.mark.parametrize("spelling", SAVED)
+def test_backward_error_hint_since_2_11(device, spelling):
+    loss, _ = _saved_then_modified(device, spelling)
+    with raises(RuntimeError, MODIFIED) as info:
+        loss.backward()
+    assert str(info.value).endswith(HINT_NEW)
+
+
+# > INPLACE-15: With anomaly detection enabled during backward, the same error ends instead with "Hint: the
+# > backtrace further above shows the operation that failed to compute its gradient. The variable in question
+# > was changed in there or anywhere later. Good luck!", and a UserWarning "Error detected in MulBackward0"
+# > names the node whose saved tensor was modified.
+@pytest.mark.clause("INPLACE-15")
+@pytest.mark.parametrize("manager", ["detect_anomaly", "set_detect_anomaly"])
+def test_backward_error_under_anomaly_mode(device, manager):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    loss = (x * x).sum()
+    with torch.no_grad():
+        x.add_(1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        # check_nan=False: the NaN check reads values, which meta tensors do not have.
+        mode = (torch.autograd.detect_anomaly(check_nan=False) if manager == "detect_anomaly"
+                else torch.autograd.set_detect_anomaly(True, check_nan=False))
+        with mode, raises(RuntimeError, MODIFIED) as info:
+            loss.backward()
+    assert str(info.value).endswith(HINT_ANOMALY)
+    assert "set_detect_anomaly" not in str(info.value)
+    assert any(w.category is UserWarning and "Error detected in MulBackward0" in str(w.message) for w in caught)
+
+
+# > INPLACE-16: An in-place operation does not make a tensor require grad: after `x.add_(1)` on a tensor that
+# > does not require grad, `x.sum().backward()` raises RuntimeError "element 0 of tensors does not require grad
+# > and does not have a grad_fn".
+@pytest.mark.clause("INPLACE-16")
+@pytest.mark.parametrize("spelling", list(ALL))
+def test_inplace_does_not_make_tensor_require_grad(device, spelling):
+    x = torch.tensor([1.0, 2.0, 3.0], device=device)
+    ALL[spelling][0](x)
+    with raises(RuntimeError, "element 0 of tensors does not require grad and does not have a grad_fn"):
+        x.sum().backward()
+
+
+# > INPLACE-17: After an in-place update of a leaf under `torch.no_grad()`, operations recorded afterwards are
+# > differentiated at the new values.
+@pytest.mark.clause("INPLACE-17")
+def test_graph_after_no_grad_update_uses_new_values(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    with torch.no_grad():
+        x.add_(2.0)
+    (x * x).sum().backward()
+    assert_values(x.grad, [6.0, 8.0], "x.grad = 2 * new x")
+
+
+# Seeds, run as written (fixing only what stops them from running, as noted).
+
+
+@pytest.mark.clause("INPLACE-1", "INPLACE-2")
+def test_seed_en_add_on_leaf(device):
+    # English seed, in-place operations section, verbatim:
+    x = torch.tensor([1.0, 2.0], requires_grad=True, device=device)
+    with raises(RuntimeError, LEAF_ERROR):
+        x.add_(2.0)  # "Equivalent to x = x + 2.0 (but in-place)": it does not run
+    assert (x.is_leaf, x._version) == (True, 0)
+    # The out-of-place spelling the comment calls equivalent runs, and rebinds x to a new non-leaf:
+    x = x + 2.0
+    assert (x.is_leaf, type(x.grad_fn).__name__) == (False, "AddBackward0")
+
+
+@pytest.mark.clause("INPLACE-1")
+def test_seed_ko_method2_inplace_requires_grad(device):
+    # Korean seed, method 2 ("in_place 연산 사용"). As written it calls torch.Variable, which does not exist:
+    with raises(AttributeError, "has no attribute 'Variable'"):
+        torch.Variable(torch.randn(5))
+    # Fixed to a tensor that requires grad (what the seed means by a Variable taking part in backprop):
+    x = torch.randn(5, device=device, requires_grad=True)
+    with raises(RuntimeError, LEAF_ERROR):
+        x.add_(1)
+
+
+@pytest.mark.clause("INPLACE-7", "INPLACE-16")
+def test_seed_ko_method2_inplace_autograd_variable(device):
+    # The same snippet with the old `torch.autograd.Variable`, which still exists and gives a tensor that does
+    # not require grad: add_ runs, and the seed's "역전파 확인" (check backprop) step raises.
+    x = torch.autograd.Variable(torch.randn(5, device=device))
+    assert (x.requires_grad, x.is_leaf) == (False, True)
+    x.add_(1)
+    assert x._version == 1
+    y = x.sum()
+    with raises(RuntimeError, "element 0 of tensors does not require grad and does not have a grad_fn"):
+        y.backward()
+
+
+@pytest.mark.clause("INPLACE-5", "INPLACE-10")
+def test_seed_ko_method2_fixed_with_no_grad(device):
+    # The way that runs: update under no_grad, then backward. x.grad is then all ones (as the seed printed).
+    x = torch.randn(5, device=device, requires_grad=True)
+    with torch.no_grad():
+        x.add_(1)
+    y = x.sum()
+    y.backward()
+    assert (x.is_leaf, x._version, x.grad.shape) == (True, 1, torch.Size([5]))
+
+
+@pytest.mark.clause("INPLACE-17")
+def test_seed_ko_method2_fixed_gradient_values(device):
+    x = torch.randn(5, device=device, requires_grad=True)
+    with torch.no_grad():
+        x.add_(1)
+    x.sum().backward()
+    assert_values(x.grad, [1.0] * 5, "x.grad of x.sum()")
+
+
+NODE_CASES = {  # how the saved non-leaf x was made and modified -> grad_fn of x at backward
+    "a.clone() then x.add_(1)": (lambda a: a.clone(), lambda x: x.add_(1), "AddBackward0"),
+    "a.exp() then x *= 2": (lambda a: a.exp(), _imul, "MulBackward0"),
+    "a * 2 then x.zero_()": (lambda a: a * 2, lambda x: x.zero_(), "ZeroBackward0"),
+}
+
+
+def _saved_non_leaf_error(device, case):
+    make, modify, name = NODE_CASES[case]
+    a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    x = make(a)
+    loss = (x * x).sum()
+    modify(x)
+    assert type(x.grad_fn).__name__ == name
+    with raises(RuntimeError, MODIFIED) as info:
+        loss.backward()
+    return str(info.value), name
+
+
+# > INPLACE-18 (until 2.13): When the modified saved tensor is a non-leaf, the message contains ", which is
+# > output 0 of <name>," where <name> is the type name of its `grad_fn` at the time of `backward()`
+# > (`AddBackward0`, `MulBackward0`, `ZeroBackward0`).
+@pytest.mark.clause("INPLACE-18")
+@pytest.mark.parametrize("case", list(NODE_CASES))
+def test_backward_error_names_producing_node_before_2_13(device, case):
+    message, name = _saved_non_leaf_error(device, case)
+    assert f", which is output 0 of {name}, is at version 1; expected version 0 instead" in message
+
+
+# > INPLACE-19 (since 2.13): ... <name> is that type name without its "Backward0" suffix (`Add`, `Mul`, `Zero`).
+@pytest.mark.clause("INPLACE-19")
+@pytest.mark.parametrize("case", list(NODE_CASES))
+def test_backward_error_names_producing_node_since_2_13(device, case):
+    message, name = _saved_non_leaf_error(device, case)
+    short = name.removesuffix("Backward0")
+    assert f", which is output 0 of {short}, is at version 1; expected version 0 instead" in message
+
+
+# > INPLACE-20: For the hand-written nodes of `copy_` and of an indexed assignment the name is qualified:
+# > ", which is output 0 of torch::autograd::CopyBackwards," / "... torch::autograd::CopySlices,".
+@pytest.mark.clause("INPLACE-20")
+@pytest.mark.parametrize("spelling", ["x.copy_(v)", "x[0] = 5"])
+def test_backward_error_names_copy_nodes(device, spelling):
+    a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    x = a.clone()
+    loss = (x * x).sum()
+    if spelling == "x.copy_(v)":
+        x.copy_(torch.ones(2, device=device))
+        node = "CopyBackwards"
+    else:
+        x[0] = 5.0
+        node = "CopySlices"
+    assert type(x.grad_fn).__name__ == node
+    with raises(RuntimeError, f", which is output 0 of torch::autograd::{node}, is at version 1; expected version 0"):
+        loss.backward()
