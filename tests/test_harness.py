@@ -48,6 +48,13 @@ Something torch 0.x did.
 Adding one adds one.
 :::
 
+:::{clause} DEMO-5
+:level: MUST
+:devices: meta
+
+Meta tensors have no data pointer.
+:::
+
 :::{example}
 :clauses: DEMO-4
 
@@ -79,6 +86,11 @@ def test_observe(device, observe):
 @pytest.mark.clause("DEMO-3")
 def test_old(device):
     assert False, "must never run on torch >= 1.0"
+
+
+@pytest.mark.clause("DEMO-5")
+def test_meta_only(device):
+    assert torch.ones(1, device=device).data_ptr() == 0
 
 
 @pytest.mark.clause("DEMO-4")
@@ -130,6 +142,8 @@ def test_outcomes_of_demo(demo):
     assert cpu["DEMO-4"] == {"outcome": "pass", "tests": 2, "reasons": [], "observed": {}}  # test + example
     assert meta["DEMO-4"]["outcome"] == "not-applicable"
     assert meta["DEMO-1"]["outcome"] == "pass"
+    assert cpu["DEMO-5"]["outcome"] == "not-applicable" and meta["DEMO-5"]["outcome"] == "pass"
+    assert "clause is about meta only" in cpu["DEMO-5"]["reasons"][0]
     for absent in set(devices.KNOWN) - set(devices.present()):
         assert {e["outcome"] for e in doc["devices"][absent].values()} <= {"not-run", "not-applicable"}
     results.validate(doc, "demo", registry.load(demo / "spec"))

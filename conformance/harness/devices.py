@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-KNOWN = ("cpu", "meta", "cuda", "mps")
+from .registry import DEVICES as KNOWN  # noqa: F401  (one list of device names)
 
 
 def present() -> list[str]:

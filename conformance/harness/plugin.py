@@ -15,13 +15,14 @@ the specific thing they say::
 Every test runs once per selected device; ids read ``test_name[cpu]``,
 ``test_name[meta]``. The clause ID must exist in ``spec/*.md`` (collection
 fails otherwise). A test whose clauses are outside the installed torch's
-version range, or that needs values on ``meta``, is skipped as
+version range, or not about the device (``needs: values`` on ``meta``,
+``devices:`` naming others), is skipped as
 ``not-applicable`` and never runs. Tests of an UNSPECIFIED clause record what
 torch does with the ``observe`` fixture instead of asserting.
 
 Outcomes per (clause, device), written by ``--results``:
 ``pass`` every test of the clause ran and passed; ``fail`` one failed;
-``not-applicable`` excluded by the clause's range; ``not-run`` the device is
+``not-applicable`` excluded by the clause's range or devices; ``not-run`` the device is
 absent or no test of the clause ran. Nothing that did not run is ``pass``.
 """
 
@@ -101,8 +102,9 @@ def _not_applicable_reason(item, torch_version: str) -> str | None:
     if outside:
         return NOT_APPLICABLE + ", ".join(f"{c.id} holds {c.range_text()}" for c in outside)
     device = item.callspec.params.get("device") if hasattr(item, "callspec") else None
-    if device == "meta" and any(c.needs_values for c in clauses):
-        return NOT_APPLICABLE + "needs values, meta tensors have none"
+    excluded = [f"{c.id}: {why}" for c in clauses if (why := c.excludes_device(device))]
+    if excluded:
+        return NOT_APPLICABLE + "; ".join(excluded)
     return None
 
 

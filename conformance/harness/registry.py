@@ -14,7 +14,8 @@ MyST directive::
 
 ``since`` is inclusive and ``until`` exclusive (``until: 2.4`` = holds on every
 release before 2.4). ``needs: values`` marks a clause about tensor values or
-gradients, which the ``meta`` device (shapes only) cannot show. An example is a
+gradients, which the ``meta`` device (shapes only) cannot show; ``devices: meta``
+limits a clause to the devices named. Elsewhere the clause is not-applicable. An example is a
 ``{example}`` directive holding a doctest; ``:clauses:`` names what it shows.
 
 This module is plain Python (no Sphinx, no torch) so that both the pytest
@@ -35,7 +36,8 @@ SPEC_DIR = ROOT / "spec"
 
 LEVELS = ("MUST", "SHOULD", "MAY", "UNSPECIFIED")
 CLAUSE_ID = re.compile(r"^[A-Z][A-Z0-9]*-[1-9][0-9]*$")
-OPTIONS = {"level", "since", "until", "needs", "withdrawn"}
+OPTIONS = {"level", "since", "until", "needs", "devices", "withdrawn"}
+DEVICES = ("cpu", "meta", "cuda", "mps")  # kept in step with harness.devices.KNOWN (no torch import here)
 
 # A fenced directive: ``:::{name} argument`` (or backticks) up to its closing fence.
 _DIRECTIVE = re.compile(
@@ -61,6 +63,7 @@ class Clause:
     until: Version | None = None
     needs_values: bool = False
     withdrawn: str | None = None
+    devices: tuple[str, ...] = ()  # empty: every device
 
     @property
     def anchor(self) -> str:
@@ -80,6 +83,14 @@ class Clause:
         if self.since is not None and release < self.since:
             return False
         return self.until is None or release < self.until
+
+    def excludes_device(self, device: str) -> str | None:
+        """Why this clause says nothing about the device, or None when it applies there."""
+        if self.devices and device not in self.devices:
+            return f"clause is about {', '.join(self.devices)} only"
+        if self.needs_values and device == "meta":
+            return "clause needs values; meta tensors have none"
+        return None
 
     def range_text(self) -> str:
         parts = []
@@ -155,12 +166,15 @@ def parse_page(path: Path) -> tuple[list[Clause], list[Example]]:
             raise SpecError(f"{where}: :needs: can only be 'values'")
         since = _version(opts["since"], where) if "since" in opts else None
         until = _version(opts["until"], where) if "until" in opts else None
+        devices = tuple(opts.get("devices", "").split())
+        if unknown_devices := set(devices) - set(DEVICES):
+            raise SpecError(f"{where}: unknown device(s) {sorted(unknown_devices)} in :devices:")
         if since and until and since >= until:
             raise SpecError(f"{where}: empty range since {since} until {until}")
         if not body:
             raise SpecError(f"{where}: {arg} has no statement")
         clauses.append(
-            Clause(arg, path.stem, line, level, body, since, until, needs == "values", opts.get("withdrawn"))
+            Clause(arg, path.stem, line, level, body, since, until, needs == "values", opts.get("withdrawn"), devices)
         )
     return clauses, examples
 

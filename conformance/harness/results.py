@@ -38,7 +38,7 @@ def suite_hash(registry: reg.Registry | None = None) -> str:
     for path in sorted(TESTS_DIR.glob("*.py")):
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     for c in sorted(registry.clauses.values(), key=lambda c: c.id):
-        h.update(repr((c.id, c.level, str(c.since), str(c.until), c.needs_values, c.withdrawn)).encode())
+        h.update(repr((c.id, c.level, str(c.since), str(c.until), c.needs_values, c.withdrawn, c.devices)).encode())
     for e in registry.examples:
         h.update(repr((e.page, e.clauses, e.code)).encode())
     return "sha256:" + h.hexdigest()
@@ -48,10 +48,10 @@ def clause_outcome(clause: reg.Clause, device: str, torch_version: str, present:
     """Outcome of one clause on one device from its test reports ({"outcome": passed|failed|skipped, ...})."""
     if not clause.applies_to(torch_version):
         return "not-applicable", [f"holds {clause.range_text()}; this is torch {torch_version}"]
+    if excluded := clause.excludes_device(device):
+        return "not-applicable", [excluded]
     if device not in present:
         return "not-run", [f"device {device} not present"]
-    if clause.needs_values and device == "meta":
-        return "not-applicable", ["clause needs values; meta tensors have none"]
     if not reports:
         return "not-run", ["no test of this clause ran"]
     failed = [r["reason"] for r in reports if r["outcome"] == "failed"]

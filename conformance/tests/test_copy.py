@@ -164,18 +164,40 @@ def test_copy_broadcasts_source_values_and_gradient(device, shape):
 # > non-singleton dimension 1" for `x` of shape `(2, 3)` and `src` of shape `(2,)`, and "output with shape [3]
 # > doesn't match the broadcast shape [2, 3]" for `x` of shape `(3,)` and `src` of shape `(2, 3)`. The
 # > values and `_version` of `x` are unchanged.
-@pytest.mark.clause("COPY-10")
-@pytest.mark.only_devices("cpu", "cuda", "mps")  # meta checks this only in newer releases, see the page
-@pytest.mark.parametrize(("dest", "src", "fragment"), [
+NOT_BROADCASTABLE = [
     ((2, 3), (2,), "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 1"),
     ((2, 3), (3, 1), "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0"),
     ((3,), (2, 3), "output with shape [3] doesn't match the broadcast shape [2, 3]"),
-], ids=str)
-def test_copy_non_broadcastable_raises(device, dest, src, fragment):
+]
+
+
+def _copy_not_broadcastable_raises(device, dest, src, fragment):
     x = torch.zeros(dest, device=device)
     with raises(RuntimeError, fragment):
         x.copy_(torch.ones(src, device=device))
     assert x._version == 0
+    assert x.shape == dest
+
+
+@pytest.mark.clause("COPY-10")
+@pytest.mark.parametrize(("dest", "src", "fragment"), NOT_BROADCASTABLE, ids=str)
+def test_copy_non_broadcastable_raises(device, dest, src, fragment):
+    _copy_not_broadcastable_raises(device, dest, src, fragment)
+
+
+# > COPY-16 (since 2.1): On the `meta` device, a `src` that does not broadcast raises the same RuntimeError.
+@pytest.mark.clause("COPY-16")
+@pytest.mark.parametrize(("dest", "src", "fragment"), NOT_BROADCASTABLE, ids=str)
+def test_copy_non_broadcastable_raises_on_meta(device, dest, src, fragment):
+    _copy_not_broadcastable_raises(device, dest, src, fragment)
+
+
+# > COPY-17 (until 2.1): On the `meta` device, a `src` that does not broadcast raises no error.
+@pytest.mark.clause("COPY-17")
+@pytest.mark.parametrize(("dest", "src"), [(d, s) for d, s, _ in NOT_BROADCASTABLE], ids=str)
+def test_copy_non_broadcastable_accepted_on_old_meta(device, dest, src):
+    x = torch.zeros(dest, device=device)
+    x.copy_(torch.ones(src, device=device))
     assert x.shape == dest
 
 

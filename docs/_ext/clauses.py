@@ -52,6 +52,7 @@ class ClauseDirective(SphinxDirective):
         "since": directives.unchanged,
         "until": directives.unchanged,
         "needs": directives.unchanged,
+        "devices": directives.unchanged,
         "withdrawn": directives.unchanged,
     }
 
@@ -71,6 +72,8 @@ class ClauseDirective(SphinxDirective):
         facts = [clause.range_text()]
         if clause.needs_values:
             facts.append("needs values (not applicable on meta)")
+        if clause.devices:
+            facts.append(f"about {', '.join(clause.devices)} only")
         if clause.withdrawn:
             facts.append(f"withdrawn: {clause.withdrawn}")
         head += nodes.inline("", " · " + "; ".join(facts), classes=["clause-range"])
