@@ -39,6 +39,7 @@ extlinks_detect_hardcoded_links = False
 html_theme = "furo"
 html_title = "torch-update-spec"
 html_static_path = ["docs/_static"]
+html_extra_path = ["docs/_root"]  # index.html at the site root, redirecting to the landing page
 html_css_files = ["clauses.css"]
 copybutton_prompt_text = r">>> |\.\.\. "
 copybutton_prompt_is_regexp = True
