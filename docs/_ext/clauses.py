@@ -156,7 +156,20 @@ class MatrixDirective(SphinxDirective):
             group += head
             group += body
             head += ClauseIndexDirective._row(["clause", *versions])
+            page = None
             for c in sorted(reg.default().clauses.values(), key=lambda c: (c.page, _number(c.id))):
+                if c.page != page:  # a row naming the page opens each group
+                    page = c.page
+                    link = addnodes.pending_xref(
+                        "",
+                        nodes.strong(page, page),
+                        refdomain="std",
+                        reftype="doc",
+                        reftarget=f"/spec/{page}",
+                        refexplicit=True,
+                        refwarn=True,
+                    )
+                    body += ClauseIndexDirective._row([link, *[""] * len(versions)])
                 cells = []
                 for v in versions:
                     doc = recorded.get((v, device))
