@@ -90,6 +90,7 @@ def main(argv=None) -> int:
     parser.add_argument("--no-write", action="store_true", help="do not write the new results into the tree")
     args, pytest_args = parser.parse_known_args(argv)
     try:
+        requirements(args.torch)  # a malformed argument is reported before anything else is done
         results.check_recorded()
         python = install(args.torch)
         with tempfile.TemporaryDirectory() as tmp:

@@ -160,11 +160,15 @@ def check_recorded(results_dir: Path = RESULTS_DIR, registry: reg.Registry | Non
     current = suite_hash(registry)
     files = sorted(results_dir.glob("*/*.json"))
     for path in files:
+        try:
+            recorded_hash = json.loads(path.read_text(encoding="utf-8")).get("suite_hash")
+        except (OSError, json.JSONDecodeError, AttributeError):
+            recorded_hash = None  # load() below names the problem
+        if recorded_hash is not None and recorded_hash != current:
+            raise ResultsError(f"{path}: stale, recorded with another version of the tests; {REFRESH_HINT}")
         doc = load(path, registry)
         if Version(doc["torch"]).public != path.parent.name:
             raise ResultsError(f"{path}: records torch {doc['torch']} but lies in folder {path.parent.name}")
         if list(doc["devices"]) != [path.stem]:
             raise ResultsError(f"{path}: must hold exactly device {path.stem}, holds {list(doc['devices'])}")
-        if doc["suite_hash"] != current:
-            raise ResultsError(f"{path}: stale, recorded with another version of the tests; {REFRESH_HINT}")
     return files

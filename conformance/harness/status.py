@@ -16,10 +16,16 @@ WORDS = {"pass": "holds", "fail": "FAILS", "not-applicable": "not applicable", "
 
 @functools.cache
 def recorded() -> dict[tuple[str, str], dict]:
-    """{(torch public version, device): results document} for every committed results file."""
+    """{(torch public version, device): results document} for every valid, fresh committed results file."""
     found = {}
+    current = results.suite_hash()
     for path in sorted(results.RESULTS_DIR.glob("*/*.json")):
-        found[(path.parent.name, path.stem)] = results.load(path)
+        try:
+            doc = results.load(path)
+        except results.ResultsError:
+            continue  # invalid or stale: results.check_recorded() reports it and fails the build
+        if doc["suite_hash"] == current:
+            found[(path.parent.name, path.stem)] = doc
     return found
 
 

@@ -15,7 +15,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from conformance.harness import registry as reg
-from conformance.harness import status
+from conformance.harness import results, status
 
 logger = logging.getLogger(__name__)
 
@@ -191,6 +191,14 @@ def check_consistency(app, env):
         logger.warning("clauses in the registry but not rendered by Sphinx: %s", ", ".join(missing))
 
 
+def check_results(app):
+    """Recorded results must be valid and fresh for the current tests, or the site would show stale claims."""
+    try:
+        results.check_recorded()
+    except results.ResultsError as exc:
+        logger.error("%s", exc)
+
+
 def setup(app):
     app.add_role("clause", clause_role)
     app.add_directive("clause", ClauseDirective)
@@ -198,4 +206,5 @@ def setup(app):
     app.add_directive("clause-index", ClauseIndexDirective)
     app.add_directive("conformance-matrix", MatrixDirective)
     app.connect("env-check-consistency", check_consistency)
+    app.connect("builder-inited", check_results)
     return {"version": "1", "parallel_read_safe": False, "env_version": 1}
