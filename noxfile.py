@@ -39,20 +39,21 @@ def install_torch(session, version: str, *extra: str) -> None:
 @nox.parametrize("torch", TORCH_WINDOW)
 def conformance(session, torch):
     """Run the conformance suite on one torch release and record its results per device."""
-    install_torch(session, torch, *nox.project.dependency_groups(PYPROJECT, "test"))
     target = RESULTS / Version(torch).public / "{device}.json"
+    run_suite(session, torch, "--results", str(target))
+
+
+@nox.session(python=PYTHON)
+@nox.parametrize("torch", TORCH_WINDOW)
+def ranges(session, torch):
+    """Check that version ranges are tight: tests of a clause must fail on every release outside its range."""
+    run_suite(session, torch, "--ignore-ranges")
+
+
+def run_suite(session, torch: str, *args: str) -> None:
+    install_torch(session, torch, *nox.project.dependency_groups(PYPROJECT, "test"))
     try:
-        session.run(
-            "python",
-            "-m",
-            "pytest",
-            "conformance",
-            "-p",
-            "no:cacheprovider",
-            "--results",
-            str(target),
-            *session.posargs,
-        )
+        session.run("python", "-m", "pytest", "conformance", "-p", "no:cacheprovider", *args, *session.posargs)
     finally:
         if os.environ.get("CONFORMANCE_LOW_DISK"):
             drop_environment(session)

@@ -346,3 +346,20 @@ def test_version_ranges():
     assert [clause.applies_to(v) for v in ("2.1.2", "2.2.0", "2.3.1+cu121", "2.4.0a0+git1", "2.4.0")] == [
         False, True, True, False, False,
     ]
+
+
+def test_ignore_ranges_confirms_tight_boundaries_and_flags_loose_ones(demo):
+    code, output, doc = run(demo, "--device", "cpu", "--ignore-ranges")
+    assert code == 0, output  # DEMO-3's test fails outside its range, as it must
+    assert "DEMO-3" in output and "outside its range: fails, boundary confirmed" in output
+    assert doc is None, "no results are written for a run that ignores ranges"
+    assert "test_version" not in output, "tests of clauses without a range are deselected"
+    (demo / "spec" / "loose.md").write_text(":::{clause} LOOSE-1\n:level: MUST\n:until: 1.0\n\nAlways true.\n:::\n")
+    add_test(demo, """
+        import pytest
+        @pytest.mark.clause("LOOSE-1")
+        def test_always(device):
+            pass
+    """)
+    code, output, _ = run(demo, "--device", "cpu", "--ignore-ranges")
+    assert code == 1 and "LOOSE-1" in output and "PASSES, the range is too narrow" in output
