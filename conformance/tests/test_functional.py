@@ -1,0 +1,236 @@
+"""Conformance tests for spec/functional.md (functional_call and parametrizations). Each test quotes its clause."""
+
+import pytest
+import torch
+from torch import nn
+from torch.nn.utils import parametrize
+
+from conformance.harness.checks import assert_values, raises
+
+
+def linear(device):
+    """nn.Linear(2, 1) with weight [[1, 2]] and bias [0.5]."""
+    m = nn.Linear(2, 1).to(device)
+    with torch.no_grad():
+        m.weight.copy_(torch.tensor([[1.0, 2.0]], device=device))
+        m.bias.fill_(0.5)
+    return m
+
+
+def inputs(device):
+    return torch.tensor([[1.0, 10.0]], device=device)
+
+
+def replacement(device):
+    return torch.tensor([[3.0, 4.0]], device=device, requires_grad=True)
+
+
+def call(m, params, x, spelling):
+    if spelling == "args tuple":
+        return torch.func.functional_call(m, params, (x,))
+    return torch.func.functional_call(m, params, x)
+
+
+# > FUNC-1: `torch.func.functional_call(module, {name: tensor}, args)` runs the module's forward with each named
+# > parameter replaced by the given tensor: for nn.Linear(2, 1) with weight [[1, 2]] and bias [0.5], the
+# > replacement weight [[3, 4]] and the input [[1, 10]], the output is [[43.5]]; replacing the bias by [1.] as well
+# > gives [[44.]].
+@pytest.mark.clause("FUNC-1")
+@pytest.mark.parametrize("spelling", ["args tuple", "single tensor"])
+def test_functional_call_uses_replacements(device, spelling):
+    m = linear(device)
+    out = call(m, {"weight": replacement(device)}, inputs(device), spelling)
+    assert_values(out, [[43.5]], "output with weight [[3, 4]]")
+    both = {"weight": replacement(device), "bias": torch.tensor([1.0], device=device, requires_grad=True)}
+    assert_values(call(m, both, inputs(device), spelling), [[44.0]], "output with weight and bias replaced")
+
+
+# > FUNC-2: During the call the module's attribute is the replacement tensor itself.
+@pytest.mark.clause("FUNC-2")
+def test_module_attribute_is_replacement_during_call(device):
+    m = linear(device)
+    w = replacement(device)
+    seen = []
+    m.register_forward_hook(lambda mod, args, out: seen.append(mod.weight is w))
+    torch.func.functional_call(m, {"weight": w}, (inputs(device),))
+    assert seen == [True]
+
+
+# > FUNC-3: After the call the module's own parameters are as before: the same `nn.Parameter` objects, leaves that
+# > require grad, with unchanged `_version`, and no `.grad`.
+@pytest.mark.clause("FUNC-3")
+@pytest.mark.parametrize("backward", [False, True])
+def test_module_parameters_untouched(device, backward):
+    m = linear(device)
+    weight, bias = m.weight, m.bias
+    versions = (weight._version, bias._version)
+    out = torch.func.functional_call(
+        m, {"weight": replacement(device), "bias": torch.zeros(1, device=device)}, inputs(device)
+    )
+    if backward:
+        out.sum().backward()
+    assert m.weight is weight and m.bias is bias
+    assert type(m.weight) is nn.Parameter
+    assert (m.weight.is_leaf, m.weight.requires_grad, m.weight.grad) == (True, True, None)
+    assert (m.weight._version, m.bias._version) == versions
+    assert m.bias.grad is None
+
+
+# > FUNC-4: ... and hold the same values.
+@pytest.mark.clause("FUNC-4")
+def test_module_parameter_values_untouched(device):
+    m = linear(device)
+    out = torch.func.functional_call(m, {"weight": replacement(device)}, (inputs(device),))
+    out.sum().backward()
+    assert_values(m.weight, [[1.0, 2.0]], "m.weight")
+    assert_values(m.bias, [0.5], "m.bias")
+
+
+# > FUNC-5: `backward()` from the output gives gradients to the replacement tensors that require grad (for the
+# > input [[1, 10]]: [[1., 10.]] for the weight, [1.] for the bias), none to the parameters they replaced, and
+# > their usual gradient to the parameters not replaced.
+@pytest.mark.clause("FUNC-5")
+def test_gradients_flow_to_replacements(device):
+    m = linear(device)
+    w = replacement(device)
+    torch.func.functional_call(m, {"weight": w}, (inputs(device),)).sum().backward()
+    assert_values(w.grad, [[1.0, 10.0]], "replacement weight .grad")
+    assert m.weight.grad is None
+    assert_values(m.bias.grad, [1.0], "m.bias.grad (not replaced)")
+    m2 = linear(device)
+    b = torch.tensor([1.0], device=device, requires_grad=True)
+    torch.func.functional_call(m2, {"weight": replacement(device), "bias": b}, (inputs(device),)).sum().backward()
+    assert_values(b.grad, [1.0], "replacement bias .grad")
+    assert (m2.weight.grad, m2.bias.grad) == (None, None)
+
+
+# > FUNC-6: A key that names no parameter or buffer of the module is not an error: the module's own parameters
+# > are used.
+@pytest.mark.clause("FUNC-6")
+def test_unknown_key_is_ignored(device):
+    m = linear(device)
+    out = torch.func.functional_call(m, {"wieght": replacement(device)}, (inputs(device),))
+    assert_values(out, [[21.5]], "output with the module's own weight [[1, 2]]")
+
+
+# Parametrizations
+
+
+class Symmetric(nn.Module):
+    def forward(self, X):
+        return X.triu() + X.triu(1).transpose(-1, -2)
+
+
+def symmetric_linear(device):
+    """nn.Linear(2, 2) with weight [[1, 2], [3, 4]], bias 0, then the weight parametrized as symmetric."""
+    m = nn.Linear(2, 2).to(device)
+    with torch.no_grad():
+        m.weight.copy_(torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device))
+        m.bias.zero_()
+    parametrize.register_parametrization(m, "weight", Symmetric())
+    return m
+
+
+# > FUNC-7: After `register_parametrization(module, "weight", p)`, the module's parameter is
+# > `module.parametrizations.weight.original`, an `nn.Parameter` (a leaf that requires grad);
+# > `named_parameters()` lists `parametrizations.weight.original` and no longer `weight`, and
+# > `is_parametrized(module, "weight")` is True.
+@pytest.mark.clause("FUNC-7")
+def test_parametrization_moves_parameter_to_original(device):
+    m = symmetric_linear(device)
+    original = m.parametrizations.weight.original
+    assert type(original) is nn.Parameter
+    assert (original.is_leaf, original.requires_grad) == (True, True)
+    assert sorted(n for n, _ in m.named_parameters()) == ["bias", "parametrizations.weight.original"]
+    assert parametrize.is_parametrized(m, "weight") is True
+
+
+# > FUNC-8: `original` holds the values the weight had before registration; `module.weight` is `p(original)`.
+@pytest.mark.clause("FUNC-8")
+def test_parametrized_weight_values(device):
+    m = symmetric_linear(device)
+    assert_values(m.parametrizations.weight.original, [[1.0, 2.0], [3.0, 4.0]], "original")
+    assert_values(m.weight, [[1.0, 2.0], [2.0, 4.0]], "m.weight = Symmetric(original)")
+
+
+# > FUNC-9: `module.weight` is recomputed from `original` at every access: a new tensor each time, not a leaf, with
+# > a `grad_fn`, that requires grad; inside `parametrize.cached()` repeated accesses return the same tensor.
+@pytest.mark.clause("FUNC-9")
+def test_parametrized_weight_is_recomputed(device):
+    m = symmetric_linear(device)
+    w1, w2 = m.weight, m.weight
+    assert w1 is not w2
+    assert (w1.is_leaf, w1.requires_grad, w1.grad_fn is not None) == (False, True, True)
+    with parametrize.cached():
+        c1, c2 = m.weight, m.weight
+    assert c1 is c2
+
+
+# > FUNC-10: Gradients flow to `original` through the parametrization: with the input [[1, 10]], the gradient of
+# > `module(x).sum()` with respect to `original` is [[1., 11.], [0., 10.]].
+@pytest.mark.clause("FUNC-10")
+def test_gradient_reaches_original(device):
+    m = symmetric_linear(device)
+    m(inputs(device)).sum().backward()
+    assert_values(m.parametrizations.weight.original.grad, [[1.0, 11.0], [0.0, 10.0]], "original.grad")
+
+
+# > FUNC-11: Updates go to `original`, and `module.weight` follows: after `original.add_(1)` under
+# > `torch.no_grad()` the weight is [[2., 3.], [3., 5.]]; an optimizer step over `module.parameters()` updates
+# > `original`, and the weight stays symmetric.
+@pytest.mark.clause("FUNC-11")
+def test_updates_go_to_original(device):
+    m = symmetric_linear(device)
+    original = m.parametrizations.weight.original
+    m(inputs(device)).sum().backward()
+    with torch.no_grad():
+        original.add_(1.0)
+    assert_values(m.weight, [[2.0, 3.0], [3.0, 5.0]], "m.weight after original.add_(1)")
+    torch.optim.SGD(m.parameters(), lr=1.0).step()
+    assert_values(original, [[1.0, -8.0], [4.0, -5.0]], "original after SGD step")
+    assert_values(m.weight, [[1.0, -8.0], [-8.0, -5.0]], "m.weight after SGD step")
+
+
+def _update_weight(m, spelling):
+    if spelling == "no_grad add_":
+        with torch.no_grad():
+            m.weight.add_(1.0)
+    elif spelling == "no_grad copy_":
+        with torch.no_grad():
+            m.weight.copy_(torch.zeros(2, 2, device=m.weight.device))
+    else:
+        m.weight.add_(1.0)
+
+
+# > FUNC-12: An in-place update of `module.weight` itself (under `torch.no_grad()`, or with grad mode on) raises no
+# > error and leaves `original` and its `_version` unchanged.
+@pytest.mark.clause("FUNC-12")
+@pytest.mark.parametrize("spelling", ["no_grad add_", "no_grad copy_", "grad mode add_"])
+def test_inplace_on_parametrized_weight_is_lost(device, spelling):
+    m = symmetric_linear(device)
+    original = m.parametrizations.weight.original
+    version = original._version
+    _update_weight(m, spelling)
+    assert m.parametrizations.weight.original is original
+    assert original._version == version
+
+
+# > FUNC-13: ... the update is lost: `original` and the next `module.weight` have the values they had before.
+@pytest.mark.clause("FUNC-13")
+@pytest.mark.parametrize("spelling", ["no_grad add_", "no_grad copy_", "grad mode add_"])
+def test_inplace_on_parametrized_weight_values_lost(device, spelling):
+    m = symmetric_linear(device)
+    _update_weight(m, spelling)
+    assert_values(m.parametrizations.weight.original, [[1.0, 2.0], [3.0, 4.0]], "original")
+    assert_values(m.weight, [[1.0, 2.0], [2.0, 4.0]], "m.weight")
+
+
+# > FUNC-14: Assigning `module.weight = t` when the parametrization has no `right_inverse` raises RuntimeError whose
+# > message contains "does not implement right_inverse".
+@pytest.mark.clause("FUNC-14")
+def test_assign_parametrized_weight_without_right_inverse(device):
+    m = symmetric_linear(device)
+    version = m.parametrizations.weight.original._version
+    with raises(RuntimeError, "does not implement right_inverse"):
+        m.weight = torch.zeros(2, 2, device=device)
+    assert m.parametrizations.weight.original._version == version

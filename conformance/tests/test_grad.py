@@ -1,0 +1,387 @@
+"""Conformance tests for spec/grad.md (`.grad`). Each test quotes the clause it proves."""
+
+import warnings
+
+import pytest
+import torch
+from torch import nn
+
+from conformance.harness.checks import assert_values, raises
+
+NON_LEAF_WARNING = "is not a leaf Tensor is being accessed"
+
+
+def leaf(device, values=(1.0, 2.0)):
+    return torch.tensor(list(values), device=device, requires_grad=True)
+
+
+def with_grad(device):
+    x = leaf(device)
+    (x * x).sum().backward()  # x.grad = [2, 4]
+    return x
+
+
+def linear(device):
+    lin = nn.Linear(2, 1, device=device)
+    with torch.no_grad():
+        lin.weight.copy_(torch.tensor([[1.0, 2.0]], device=device))
+        lin.bias.zero_()
+    return lin
+
+
+def warnings_about_non_leaf(read):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = read()
+    return value, [w for w in caught if NON_LEAF_WARNING in str(w.message)]
+
+
+# > GRAD-1: A leaf that requires grad has `.grad` `None` until a backward pass reaches it. A tensor that does not
+# > require grad has `.grad` `None`, also after `backward()` of a graph it took part in. Reading `.grad` of a leaf
+# > emits no warning.
+@pytest.mark.clause("GRAD-1")
+def test_grad_is_none_until_backward(device):
+    x = leaf(device)
+    c = torch.tensor([3.0, 4.0], device=device)
+    value, caught = warnings_about_non_leaf(lambda: (x.grad, c.grad))
+    assert value == (None, None) and not caught
+    (x * c).sum().backward()
+    value, caught = warnings_about_non_leaf(lambda: (x.grad is not None, c.grad))
+    assert value == (True, None) and not caught
+
+
+# > GRAD-2: `backward()` adds the new gradient to `.grad`: after `(x * x).sum().backward()` twice `x.grad` is
+# > `[4., 8.]`; after `loss = (x * 3).sum()`, `loss.backward(retain_graph=True)` and `loss.backward()` `[6., 6.]`.
+@pytest.mark.clause("GRAD-2")
+@pytest.mark.parametrize("how", ["two graphs", "one graph twice"])
+def test_backward_accumulates(device, how):
+    x = leaf(device)
+    if how == "two graphs":
+        (x * x).sum().backward()
+        assert_values(x.grad, [2.0, 4.0], "x.grad after one backward")
+        (x * x).sum().backward()
+        assert_values(x.grad, [4.0, 8.0], "x.grad after two backward calls")
+    else:
+        loss = (x * 3).sum()
+        loss.backward(retain_graph=True)
+        loss.backward()
+        assert_values(x.grad, [6.0, 6.0], "x.grad after backward of one graph twice")
+
+
+# > GRAD-3: A second `backward()` through a graph whose first `backward()` was called without `retain_graph=True`
+# > raises RuntimeError "Trying to backward through the graph a second time".
+@pytest.mark.clause("GRAD-3")
+def test_second_backward_without_retain_graph_raises(device):
+    x = leaf(device)
+    loss = (x * x).sum()
+    loss.backward()
+    with raises(RuntimeError, "Trying to backward through the graph a second time"):
+        loss.backward()
+
+
+def zero(owner, kind, **kwargs):
+    if kind == "optimizer":
+        torch.optim.SGD(owner.parameters(), lr=0.1).zero_grad(**kwargs)
+    else:
+        owner.zero_grad(**kwargs)
+
+
+def linear_with_grads(device):
+    lin = linear(device)
+    lin(torch.tensor([[2.0, 4.0]], device=device)).sum().backward()
+    return lin
+
+
+# > GRAD-4: `optimizer.zero_grad()` and `module.zero_grad()` called without arguments set `.grad` of every parameter
+# > to `None`.
+@pytest.mark.clause("GRAD-4")
+@pytest.mark.parametrize("kind", ["optimizer", "module"])
+def test_zero_grad_default_sets_none(device, kind):
+    lin = linear_with_grads(device)
+    assert lin.weight.grad is not None and lin.bias.grad is not None
+    zero(lin, kind)
+    assert (lin.weight.grad, lin.bias.grad) == (None, None)
+
+
+# > GRAD-5: `zero_grad(set_to_none=False)` keeps each `.grad` tensor object, which does not require grad afterwards.
+@pytest.mark.clause("GRAD-5")
+@pytest.mark.parametrize("kind", ["optimizer", "module"])
+def test_zero_grad_keep_tensor(device, kind):
+    lin = linear_with_grads(device)
+    grads = (lin.weight.grad, lin.bias.grad)
+    zero(lin, kind, set_to_none=False)
+    assert lin.weight.grad is grads[0] and lin.bias.grad is grads[1]
+    assert not lin.weight.grad.requires_grad and not lin.bias.grad.requires_grad
+
+
+# > GRAD-6: After `zero_grad(set_to_none=False)` the values of `.grad` are zero, and after either form of
+# > `zero_grad()` the next `backward()` gives the new gradient alone.
+@pytest.mark.clause("GRAD-6")
+@pytest.mark.parametrize("kind", ["optimizer", "module"])
+@pytest.mark.parametrize("set_to_none", [True, False])
+def test_zero_grad_then_backward(device, kind, set_to_none):
+    lin = linear_with_grads(device)
+    zero(lin, kind, set_to_none=set_to_none)
+    if not set_to_none:
+        assert_values(lin.weight.grad, [[0.0, 0.0]], "weight.grad after zero_grad(set_to_none=False)")
+        assert_values(lin.bias.grad, [0.0], "bias.grad after zero_grad(set_to_none=False)")
+    lin(torch.tensor([[5.0, 6.0]], device=device)).sum().backward()
+    assert_values(lin.weight.grad, [[5.0, 6.0]], "weight.grad of the next backward")
+    assert_values(lin.bias.grad, [1.0], "bias.grad of the next backward")
+
+
+# > GRAD-7: `x.grad = g` with a tensor `g` of the shape, dtype and device type of `x` is accepted, and afterwards
+# > `x.grad is g` (also when `g` requires grad); `x.grad = None` is accepted and removes the gradient.
+@pytest.mark.clause("GRAD-7")
+@pytest.mark.parametrize("g_requires_grad", [False, True])
+@pytest.mark.parametrize("had_grad", [False, True])
+def test_assign_matching_grad(device, had_grad, g_requires_grad):
+    x = with_grad(device) if had_grad else leaf(device)
+    g = torch.tensor([10.0, 20.0], device=device, requires_grad=g_requires_grad)
+    x.grad = g
+    assert x.grad is g
+    x.grad = None
+    assert x.grad is None
+
+
+# > GRAD-8: The next `backward()` adds to the assigned gradient: after `x.grad = [10., 20.]` at `x = [1., 2.]`,
+# > `(x * x).sum().backward()` gives `x.grad` `[12., 24.]`.
+@pytest.mark.clause("GRAD-8")
+def test_backward_adds_to_assigned_grad(device):
+    x = leaf(device)
+    x.grad = torch.tensor([10.0, 20.0], device=device)
+    (x * x).sum().backward()
+    assert_values(x.grad, [12.0, 24.0], "x.grad")
+
+
+# > GRAD-9: `x.grad = v` where `v` is neither a tensor nor `None` raises TypeError "assigned grad expected to be a
+# > Tensor or None"; `x.grad = x` raises RuntimeError "can't assign Variable as its own grad".
+@pytest.mark.clause("GRAD-9")
+@pytest.mark.parametrize("value", [[1.0, 2.0], 1.0, "grad"])
+def test_assign_non_tensor_grad_raises(device, value):
+    x = leaf(device)
+    with raises(TypeError, "assigned grad expected to be a Tensor or None"):
+        x.grad = value
+    assert x.grad is None
+
+
+@pytest.mark.clause("GRAD-9")
+def test_assign_self_as_grad_raises(device):
+    x = leaf(device)
+    with raises(RuntimeError, "can't assign Variable as its own grad"):
+        x.grad = x
+
+
+MISMATCHES = ["shape (3,)", "shape (2, 1)", "dtype float64", "dtype int64", "other device type"]
+
+
+def mismatching(device, kind):
+    other = "cpu" if device == "meta" else "meta"
+    return {
+        "shape (3,)": lambda: torch.zeros(3, device=device),
+        "shape (2, 1)": lambda: torch.zeros(2, 1, device=device),
+        "dtype float64": lambda: torch.zeros(2, device=device, dtype=torch.float64),
+        "dtype int64": lambda: torch.zeros(2, device=device, dtype=torch.int64),
+        "other device type": lambda: torch.zeros(2, device=other),
+    }[kind]()
+
+
+# > GRAD-10: `x.grad = g` where `g` has another shape, another dtype, or another device type raises RuntimeError,
+# > and `x.grad` is what it was before (the same object, or `None`).
+@pytest.mark.clause("GRAD-10")
+@pytest.mark.parametrize("had_grad", [False, True])
+@pytest.mark.parametrize("kind", MISMATCHES)
+def test_assign_mismatching_grad_raises(device, kind, had_grad):
+    x = with_grad(device) if had_grad else leaf(device)
+    before = x.grad
+    with pytest.raises(RuntimeError):
+        x.grad = mismatching(device, kind)
+    assert x.grad is before
+
+
+# > GRAD-11 (until 2.1): for another shape "assigned grad has data of a different size"; for another dtype, and for
+# > another device type, "assigned grad has data of a different type".
+@pytest.mark.clause("GRAD-11")
+@pytest.mark.parametrize("kind", MISMATCHES)
+def test_assign_mismatching_grad_messages_old(device, kind):
+    x = leaf(device)
+    fragment = "assigned grad has data of a different " + ("size" if kind.startswith("shape") else "type")
+    with raises(RuntimeError, fragment):
+        x.grad = mismatching(device, kind)
+
+
+# > GRAD-12 (since 2.1): "attempting to assign a gradient of size '[3]' to a tensor of size '[2]'"; for a float64
+# > `g` "attempting to assign a gradient with dtype 'double' to a tensor with"; for another device type
+# > "attempting to assign a gradient with device type 'meta' to a tensor with device type 'cpu'".
+@pytest.mark.clause("GRAD-12")
+@pytest.mark.parametrize("kind", ["shape (3,)", "shape (2, 1)", "dtype float64", "other device type"])
+def test_assign_mismatching_grad_messages_new(device, kind):
+    x = leaf(device)
+    g = mismatching(device, kind)
+    if kind.startswith("shape"):
+        fragment = f"attempting to assign a gradient of size '{list(g.shape)}' to a tensor of size '[2]'"
+    elif kind == "dtype float64":
+        fragment = "attempting to assign a gradient with dtype 'double' to a tensor with"
+    else:
+        fragment = f"attempting to assign a gradient with device type '{g.device.type}' to a tensor with device type "
+        fragment += f"'{x.device.type}'"
+    with raises(RuntimeError, fragment):
+        x.grad = g
+
+
+# > GRAD-13: A non-leaf does not retain its gradient by default. After `y.retain_grad()`, `y.retains_grad` is True,
+# > and after a backward pass through `y`, `y.grad` is a tensor of the shape of `y`, read with no warning.
+@pytest.mark.clause("GRAD-13")
+@pytest.mark.parametrize("op", ["x * 2", "x.clone()", "x.view(2)"])
+def test_retain_grad_on_non_leaf(device, op):
+    x = leaf(device)
+    y = {"x * 2": lambda: x * 2, "x.clone()": x.clone, "x.view(2)": lambda: x.view(2)}[op]()
+    assert (y.is_leaf, y.retains_grad) == (False, False)
+    y.retain_grad()
+    assert y.retains_grad
+    (y * y).sum().backward()
+    grad, caught = warnings_about_non_leaf(lambda: y.grad)
+    assert not caught
+    assert isinstance(grad, torch.Tensor) and grad.shape == y.shape
+
+
+# > GRAD-14: That `y.grad` is the gradient with respect to `y`: for `y = x * 2` at `x = [1., 2.]` and
+# > `(y * y).sum().backward()`, `y.grad` is `[4., 8.]`.
+@pytest.mark.clause("GRAD-14")
+def test_retained_grad_values(device):
+    x = leaf(device)
+    y = x * 2
+    y.retain_grad()
+    (y * y).sum().backward()
+    assert_values(y.grad, [4.0, 8.0], "y.grad")
+    assert_values(x.grad, [8.0, 16.0], "x.grad")
+
+
+# > GRAD-15: `retain_grad()` on a leaf that requires grad changes nothing; on a tensor that does not require grad it
+# > raises RuntimeError "can't retain_grad on Tensor that has requires_grad=False".
+@pytest.mark.clause("GRAD-15")
+def test_retain_grad_on_leaf_and_constant(device):
+    x = leaf(device)
+    x.retain_grad()
+    assert x.retains_grad is False
+    (x * x).sum().backward()
+    assert x.grad is not None
+    c = torch.tensor([1.0, 2.0], device=device)
+    with raises(RuntimeError, "can't retain_grad on Tensor that has requires_grad=False"):
+        c.retain_grad()
+
+
+# > GRAD-16: Reading `.grad` of a non-leaf that does not retain its gradient, before or after `backward()`, gives
+# > `None` and emits a UserWarning whose message contains "is not a leaf Tensor is being accessed".
+@pytest.mark.clause("GRAD-16")
+@pytest.mark.parametrize("after_backward", [False, True])
+@pytest.mark.parametrize("op", ["x * 2", "x.clone()", "x[0]", "x.view(2)"])
+def test_grad_of_non_leaf_warns(device, op, after_backward):
+    x = leaf(device)
+    y = {"x * 2": lambda: x * 2, "x.clone()": x.clone, "x[0]": lambda: x[0], "x.view(2)": lambda: x.view(2)}[op]()
+    assert not y.is_leaf
+    if after_backward:
+        (y * y).sum().backward()
+    with pytest.warns(UserWarning, match=NON_LEAF_WARNING):
+        assert y.grad is None
+
+
+UPDATES = ["x.mul_(10)", "x.add_(1)", "x -= 0.5 * x.grad", "x.copy_(v)", "x[:] = v", "x.zero_()"]
+
+
+def update(x, spelling):
+    v = torch.tensor([7.0, 8.0], device=x.device)
+    with torch.no_grad():
+        if spelling == "x.mul_(10)":
+            x.mul_(10)
+        elif spelling == "x.add_(1)":
+            x.add_(1)
+        elif spelling == "x -= 0.5 * x.grad":
+            x -= 0.5 * x.grad
+        elif spelling == "x.copy_(v)":
+            x.copy_(v)
+        elif spelling == "x[:] = v":
+            x[:] = v
+        else:
+            x.zero_()
+
+
+# > GRAD-17: An in-place update of a leaf under `torch.no_grad()` leaves `x.grad` the same tensor object with the
+# > same `_version`.
+@pytest.mark.clause("GRAD-17")
+@pytest.mark.parametrize("spelling", UPDATES)
+def test_update_keeps_grad_object(device, spelling):
+    x = with_grad(device)
+    g, gv, xv = x.grad, x.grad._version, x._version
+    update(x, spelling)
+    assert x._version == xv + 1
+    assert x.grad is g and g._version == gv
+
+
+# > GRAD-18: The values of `x.grad` after such an update are those it had before.
+@pytest.mark.clause("GRAD-18")
+@pytest.mark.parametrize("spelling", UPDATES)
+def test_update_keeps_grad_values(device, spelling):
+    x = with_grad(device)
+    update(x, spelling)
+    assert_values(x.grad, [2.0, 4.0], f"x.grad after {spelling}")
+
+
+# Seeds, run as written (fixing only what stops them from running, as noted).
+
+
+@pytest.mark.clause("GRAD-1", "GRAD-2")
+def test_seed_en_gradients_of_x(device):
+    # English seed, second snippet, verbatim (device added).
+    x = torch.tensor([1.0, 2.0], requires_grad=True, device=device)
+    assert x.grad is None
+    x.data[:] = torch.tensor([3.0, 4.0], device=device)
+    y = x * x
+    loss = torch.mean((y - 5) ** 2)
+    loss.backward()
+    # print("Gradients of x:", x.grad)
+    assert_values(x.grad, [24.0, 88.0], "Gradients of x")
+
+
+@pytest.mark.clause("GRAD-2", "GRAD-17")
+def test_seed_ko_printed_grads(device):
+    # Korean seed, example code, methods 2 and 3. torch.Variable does not exist:
+    with raises(AttributeError, "has no attribute 'Variable'"):
+        torch.Variable(torch.randn(5))
+    # Fixed to run: a leaf that requires grad, updated under no_grad (as written the update raises, INPLACE-1).
+    for method in ("x.add_(1)", "x.copy_(torch.randn(5))"):
+        x = torch.randn(5, device=device, requires_grad=True)
+        with torch.no_grad():
+            x.add_(1) if method == "x.add_(1)" else x.copy_(torch.randn(5, device=device))
+        y = x.sum()
+        y.backward()
+        assert_values(x.grad, [1.0] * 5, f"print(x.grad) after {method}")
+        g = x.grad
+        with torch.no_grad():
+            x.add_(1)
+        assert x.grad is g  # an update does not touch the gradient
+        x.sum().backward()
+        assert_values(x.grad, [2.0] * 5, "a second backward accumulates")
+
+
+@pytest.mark.clause("GRAD-1")
+def test_seed_ko_detach_grad(device):
+    # Korean seed, "detach() 메서드 사용", torch.Variable fixed to a leaf that requires grad.
+    x = torch.randn(5, device=device, requires_grad=True)
+    y = x.detach().copy_(torch.randn(5, device=device))
+    with raises(RuntimeError, "element 0 of tensors does not require grad and does not have a grad_fn"):
+        y.backward()
+    # print(y.grad): y does not require grad, its .grad is None (no warning: it is a leaf).
+    value, caught = warnings_about_non_leaf(lambda: y.grad)
+    assert value is None and not caught
+
+
+@pytest.mark.clause("GRAD-1")
+def test_seed_ko_requires_grad_false_grad(device):
+    # Korean seed, "requires_grad 속성 사용", torch.Variable(..., requires_grad=False) fixed to a plain tensor.
+    x = torch.randn(5, device=device, requires_grad=False)
+    x.data = torch.randn(5, device=device)
+    y = x.sum()
+    with raises(RuntimeError, "element 0 of tensors does not require grad and does not have a grad_fn"):
+        y.backward()
+    assert x.grad is None

@@ -1,0 +1,451 @@
+"""Conformance tests for spec/inference_mode.md (`torch.inference_mode`). Each test quotes the clause it proves.
+
+Inference mode and grad mode are global (thread-local) state: every test changes them through context
+managers only, so they are restored even when an assertion fails.
+"""
+
+import pytest
+import torch
+
+from conformance.harness.checks import assert_values, raises
+
+CANNOT_SAVE = "Inference tensors cannot be saved for backward"
+NO_INPLACE = "Inplace update to inference tensor outside InferenceMode is not allowed"
+NO_REQUIRES_GRAD = "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed"
+NO_VERSION = "Inference tensors do not track version counter"
+SAVED_MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
+
+
+def leaf(device, values=(1.0, 2.0)):
+    return torch.tensor(list(values), device=device, requires_grad=True)
+
+
+def inference_tensor(device, values=(1.0, 2.0)):
+    with torch.inference_mode():
+        return torch.tensor(list(values), device=device) * 1
+
+
+# > INFER-1: Inside `with torch.inference_mode():` `torch.is_inference_mode_enabled()` is True and
+# > `torch.is_grad_enabled()` is False; on leaving the block, also by an exception, both are what they were
+# > before. A function decorated with `@torch.inference_mode()` runs with the mode enabled, and after the
+# > call both are what they were.
+@pytest.mark.clause("INFER-1")
+@pytest.mark.parametrize("outer_grad", [True, False])
+def test_mode_inside_and_after(device, outer_grad):
+    with torch.set_grad_enabled(outer_grad):
+        assert torch.is_inference_mode_enabled() is False
+        with torch.inference_mode():
+            assert (torch.is_inference_mode_enabled(), torch.is_grad_enabled()) == (True, False)
+        assert (torch.is_inference_mode_enabled(), torch.is_grad_enabled()) == (False, outer_grad)
+        with pytest.raises(ValueError):
+            with torch.inference_mode():
+                raise ValueError
+        assert (torch.is_inference_mode_enabled(), torch.is_grad_enabled()) == (False, outer_grad)
+
+        @torch.inference_mode()
+        def f():
+            return torch.is_inference_mode_enabled(), torch.is_grad_enabled()
+
+        assert (torch.is_inference_mode_enabled(), torch.is_grad_enabled()) == (False, outer_grad)
+        assert f() == (True, False)
+        assert (torch.is_inference_mode_enabled(), torch.is_grad_enabled()) == (False, outer_grad)
+
+
+OPS = {
+    "x * 2": lambda x: x * 2,
+    "x + x": lambda x: x + x,
+    "torch.sin(x)": torch.sin,
+    "x.sum()": lambda x: x.sum(),
+    "x.clone()": lambda x: x.clone(),
+    "x.exp()": lambda x: x.exp(),
+}
+
+
+# > INFER-2: Inside inference mode, the result of every operation is an inference tensor
+# > (`t.is_inference()` and `torch.is_inference(t)` are True) that does not require grad, is a leaf and has
+# > no `grad_fn`, even when its inputs require grad (leaves or non-leaves). Tensors created by factory
+# > functions inside the mode are inference tensors too.
+@pytest.mark.clause("INFER-2")
+@pytest.mark.parametrize("op", list(OPS))
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_results_inside_are_inference_tensors(device, op, kind):
+    x = leaf(device)
+    if kind == "non-leaf":
+        x = x * 1
+    with torch.inference_mode():
+        y = OPS[op](x)
+    assert (y.is_inference(), torch.is_inference(y)) == (True, True)
+    assert (y.requires_grad, y.is_leaf, y.grad_fn) == (False, True, None)
+
+
+@pytest.mark.clause("INFER-2")
+@pytest.mark.parametrize(
+    "factory",
+    ["torch.zeros(2)", "torch.ones(2)", "torch.tensor([1.0, 2.0])", "torch.empty(2)", "torch.arange(2.0)"],
+)
+def test_factories_inside_are_inference_tensors(device, factory):
+    makers = {
+        "torch.zeros(2)": lambda: torch.zeros(2, device=device),
+        "torch.ones(2)": lambda: torch.ones(2, device=device),
+        "torch.tensor([1.0, 2.0])": lambda: torch.tensor([1.0, 2.0], device=device),
+        "torch.empty(2)": lambda: torch.empty(2, device=device),
+        "torch.arange(2.0)": lambda: torch.arange(2.0, device=device),
+    }
+    with torch.inference_mode():
+        t = makers[factory]()
+    assert t.is_inference()
+    assert (t.requires_grad, t.is_leaf) == (False, True)
+
+
+# > INFER-3: A view made inside inference mode of a normal tensor (`x[0:1]`, `x.view(2)`) is a normal tensor:
+# > `is_inference()` is False. A view of an inference tensor, made inside or outside the mode, is an
+# > inference tensor.
+@pytest.mark.clause("INFER-3")
+@pytest.mark.parametrize("view", ["x[0:1]", "x.view(2)", "x.unsqueeze(0)"])
+def test_views_keep_the_kind_of_their_base(device, view):
+    make = {
+        "x[0:1]": lambda t: t[0:1],
+        "x.view(2)": lambda t: t.view(2),
+        "x.unsqueeze(0)": lambda t: t.unsqueeze(0),
+    }[view]
+    x = leaf(device)
+    with torch.inference_mode():
+        v = make(x)
+    assert v.is_inference() is False
+    inf = inference_tensor(device)
+    assert make(inf).is_inference() is True
+    with torch.inference_mode():
+        assert make(inf).is_inference() is True
+
+
+# > INFER-4: Tensors made outside inference mode, including every result computed under `torch.no_grad()`,
+# > are normal tensors: `is_inference()` is False; inside `torch.no_grad()`
+# > `torch.is_inference_mode_enabled()` is False.
+@pytest.mark.clause("INFER-4")
+@pytest.mark.parametrize("op", list(OPS))
+def test_no_grad_results_are_normal_tensors(device, op):
+    x = leaf(device)
+    assert x.is_inference() is False
+    with torch.no_grad():
+        assert torch.is_inference_mode_enabled() is False
+        y = OPS[op](x)
+        z = torch.zeros(2, device=device)
+    assert (y.is_inference(), z.is_inference(), OPS[op](x).is_inference()) == (False, False, False)
+    assert y._version == 0
+
+
+# > INFER-5: Reading `_version` of an inference tensor, inside or outside the mode, raises `RuntimeError`
+# > whose message contains "Inference tensors do not track version counter".
+@pytest.mark.clause("INFER-5")
+@pytest.mark.parametrize("where", ["outside", "inside"])
+def test_inference_tensor_has_no_version(device, where):
+    t = inference_tensor(device)
+    if where == "inside":
+        with torch.inference_mode():
+            with raises(RuntimeError, NO_VERSION):
+                _ = t._version
+    else:
+        with raises(RuntimeError, NO_VERSION):
+            _ = t._version
+
+
+SAVING = {
+    "inf * x": lambda inf, x: inf * x,
+    "x * inf": lambda inf, x: x * inf,
+    "x.sin() * inf": lambda inf, x: x.sin() * inf,
+    "torch.mul(x, inf)": lambda inf, x: torch.mul(x, inf),
+    "x / inf": lambda inf, x: x / inf,
+}
+
+
+# > INFER-6: Outside inference mode, an operation that autograd records and that must save an inference
+# > tensor for backward (`inf * x`, `x * inf`, `x.sin() * inf`, `torch.mul(x, inf)`, `x / inf`, where `x`
+# > requires grad) raises `RuntimeError` whose message contains "Inference tensors cannot be saved for
+# > backward"; also inside `torch.inference_mode(False)`.
+@pytest.mark.clause("INFER-6")
+@pytest.mark.parametrize("op", list(SAVING))
+@pytest.mark.parametrize("where", ["outside", "inference_mode(False)"])
+def test_saving_an_inference_tensor_raises(device, op, where):
+    inf = inference_tensor(device)
+    x = leaf(device)
+    if where == "outside":
+        with raises(RuntimeError, CANNOT_SAVE):
+            SAVING[op](inf, x)
+    else:
+        with torch.inference_mode():
+            with torch.inference_mode(False):
+                with raises(RuntimeError, CANNOT_SAVE):
+                    SAVING[op](inf, x)
+
+
+NOT_SAVING = {
+    "inf + x": lambda inf, x: inf + x,
+    "x - inf": lambda inf, x: x - inf,
+    "x.exp() + inf": lambda inf, x: x.exp() + inf,
+}
+
+
+# > INFER-7: An operation that autograd records without saving the inference tensor (`inf + x`, `x - inf`,
+# > `x.exp() + inf`) is accepted: its result requires grad, has a `grad_fn`, and is a normal tensor.
+@pytest.mark.clause("INFER-7")
+@pytest.mark.parametrize("op", list(NOT_SAVING))
+def test_recorded_op_not_saving_inference_tensor_is_accepted(device, op):
+    inf = inference_tensor(device)
+    x = leaf(device)
+    y = NOT_SAVING[op](inf, x)
+    assert (y.requires_grad, y.grad_fn is not None, y.is_inference()) == (True, True, False)
+    y.sum().backward()
+    assert x.grad is not None and x.grad.shape == x.shape
+
+
+# > INFER-8: Gradients flow through such an operation to the normal inputs: for `(inf + x).sum()` the
+# > gradient of `x` is all ones, and for `(x - inf).sum()` too.
+@pytest.mark.clause("INFER-8")
+@pytest.mark.parametrize("op", ["inf + x", "x - inf"])
+def test_gradient_through_op_with_inference_tensor(device, op):
+    inf = inference_tensor(device, (5.0, 7.0))
+    x = leaf(device)
+    NOT_SAVING[op](inf, x).sum().backward()
+    assert_values(x.grad, [1.0, 1.0], f"x.grad of ({op}).sum()")
+
+
+def _inplace(t, spelling, device):
+    if spelling == "t.add_(1)":
+        t.add_(1)
+    elif spelling == "t += 1":
+        t += 1
+    elif spelling == "t[0] = 5":
+        t[0] = 5.0
+    elif spelling == "t[:] = v":
+        t[:] = torch.tensor([5.0, 6.0], device=device)
+    elif spelling == "t.copy_(v)":
+        t.copy_(torch.tensor([5.0, 6.0], device=device))
+    elif spelling == "t.zero_()":
+        t.zero_()
+    elif spelling == "t.mul_(2)":
+        t.mul_(2)
+    elif spelling == "torch.add(t, 1, out=t)":
+        torch.add(t, 1, out=t)
+    else:
+        raise AssertionError(spelling)
+
+
+INPLACE = [
+    "t.add_(1)",
+    "t += 1",
+    "t[0] = 5",
+    "t[:] = v",
+    "t.copy_(v)",
+    "t.zero_()",
+    "t.mul_(2)",
+    "torch.add(t, 1, out=t)",
+]
+
+
+# > INFER-9: Outside inference mode, with grad mode enabled or disabled, every in-place update of an inference
+# > tensor raises `RuntimeError` whose message contains "Inplace update to inference tensor outside
+# > InferenceMode is not allowed".
+@pytest.mark.clause("INFER-9")
+@pytest.mark.parametrize("spelling", INPLACE)
+@pytest.mark.parametrize("grad", ["enabled", "no_grad"])
+def test_inplace_on_inference_tensor_outside_raises(device, spelling, grad):
+    t = inference_tensor(device)
+    with torch.set_grad_enabled(grad == "enabled"):
+        with raises(RuntimeError, NO_INPLACE):
+            _inplace(t, spelling, device)
+
+
+EXPECTED = {
+    "t.add_(1)": [2.0, 3.0],
+    "t += 1": [2.0, 3.0],
+    "t[0] = 5": [5.0, 2.0],
+    "t[:] = v": [5.0, 6.0],
+    "t.copy_(v)": [5.0, 6.0],
+    "t.zero_()": [0.0, 0.0],
+    "t.mul_(2)": [2.0, 4.0],
+    "torch.add(t, 1, out=t)": [2.0, 3.0],
+}
+
+
+# > INFER-20: An update refused by INFER-9 has nonetheless been carried out: after the `RuntimeError`, the
+# > tensor holds the result of the operation.
+@pytest.mark.clause("INFER-20")
+@pytest.mark.parametrize("spelling", INPLACE)
+@pytest.mark.parametrize("grad", ["enabled", "no_grad"])
+def test_refused_inplace_on_inference_tensor_is_written(device, spelling, grad):
+    t = inference_tensor(device)
+    with torch.set_grad_enabled(grad == "enabled"):
+        with raises(RuntimeError, NO_INPLACE):
+            _inplace(t, spelling, device)
+    assert_values(t, EXPECTED[spelling], f"inference tensor after refused {spelling}")
+
+
+# > INFER-10: Inside inference mode the same updates of an inference tensor are accepted, and it stays an
+# > inference tensor.
+@pytest.mark.clause("INFER-10")
+@pytest.mark.parametrize("spelling", INPLACE)
+def test_inplace_on_inference_tensor_inside_is_accepted(device, spelling):
+    t = inference_tensor(device)
+    with torch.inference_mode():
+        _inplace(t, spelling, device)
+    assert t.is_inference()
+
+
+# > INFER-17: The values of a tensor after an update of INFER-10 or INFER-13 are the result of the operation.
+@pytest.mark.clause("INFER-17")
+@pytest.mark.parametrize("spelling", INPLACE)
+def test_inplace_on_inference_tensor_inside_values(device, spelling):
+    t = inference_tensor(device)
+    with torch.inference_mode():
+        _inplace(t, spelling, device)
+    assert_values(t, EXPECTED[spelling], f"inference tensor after {spelling}")
+
+
+# > INFER-11: Outside inference mode, `t.requires_grad_()` (or `t.requires_grad = True`) on an inference
+# > tensor raises `RuntimeError` whose message contains "Setting requires_grad=True on inference tensor
+# > outside InferenceMode is not allowed".
+@pytest.mark.clause("INFER-11")
+@pytest.mark.parametrize("spelling", ["t.requires_grad_()", "t.requires_grad = True"])
+def test_requires_grad_on_inference_tensor_raises(device, spelling):
+    t = inference_tensor(device)
+    with raises(RuntimeError, NO_REQUIRES_GRAD):
+        if spelling == "t.requires_grad_()":
+            t.requires_grad_()
+        else:
+            t.requires_grad = True
+    assert t.requires_grad is False
+
+
+# > INFER-12: Outside inference mode, `t.clone()` of an inference tensor, and every result of an operation on
+# > it that autograd does not record (`t * 2`, `t.sin()`), is a normal tensor: it has a version counter
+# > (reading `_version` raises no error, an in-place update adds 1 to it), accepts in-place updates, and can be
+# > saved for backward (`n * x` is recorded).
+@pytest.mark.clause("INFER-12")
+@pytest.mark.parametrize("op", ["t.clone()", "t * 2", "t.sin()"])
+def test_clone_outside_gives_normal_tensor(device, op):
+    t = inference_tensor(device)
+    n = {"t.clone()": lambda: t.clone(), "t * 2": lambda: t * 2, "t.sin()": lambda: t.sin()}[op]()
+    assert n.is_inference() is False
+    before = n._version  # readable (1 after clone(), 0 otherwise on the releases tested; not stated by the spec)
+    n.add_(1)
+    assert n._version == before + 1
+    x = leaf(device)
+    y = n * x
+    assert (y.requires_grad, type(y.grad_fn).__name__) == (True, "MulBackward0")
+
+
+# > INFER-13: Inside inference mode, an in-place update of a normal tensor is accepted and adds 1 to its
+# > `_version`, by every spelling: a leaf that requires grad stays a leaf that requires grad and has no
+# > `grad_fn`; a non-leaf keeps the same `grad_fn` object (the update is not recorded); a tensor that does not
+# > require grad stays so; none becomes an inference tensor.
+@pytest.mark.clause("INFER-13")
+@pytest.mark.parametrize("spelling", INPLACE)
+@pytest.mark.parametrize("kind", ["leaf requiring grad", "non-leaf", "plain"])
+def test_inplace_on_normal_tensor_inside_bumps_version(device, spelling, kind):
+    base = leaf(device)
+    t = {"leaf requiring grad": base, "non-leaf": base * 1, "plain": torch.tensor([1.0, 2.0], device=device)}[kind]
+    fn = t.grad_fn
+    before = t._version
+    with torch.inference_mode():
+        _inplace(t, spelling, device)
+    assert t._version == before + 1
+    assert t.grad_fn is fn
+    assert (t.is_inference(), t.requires_grad, t.is_leaf) == (False, kind != "plain", kind != "non-leaf")
+
+
+# > INFER-17: The values of a tensor after an update of INFER-10 or INFER-13 are the result of the operation.
+@pytest.mark.clause("INFER-17")
+@pytest.mark.parametrize("spelling", INPLACE)
+def test_inplace_on_normal_tensor_inside_values(device, spelling):
+    t = leaf(device)
+    with torch.inference_mode():
+        _inplace(t, spelling, device)
+    assert_values(t, EXPECTED[spelling], f"leaf after {spelling} inside inference_mode")
+
+
+# > INFER-14: So the version check still applies: when a graph saved `x` (`(x * x).sum()`) and `x` is then
+# > updated in place inside inference mode, `backward()` of that graph raises `RuntimeError` whose message
+# > contains "one of the variables needed for gradient computation has been modified by an inplace operation".
+@pytest.mark.clause("INFER-14")
+@pytest.mark.parametrize("spelling", INPLACE)
+def test_inplace_inside_on_saved_tensor_raises(device, spelling):
+    x = leaf(device)
+    loss = (x * x).sum()
+    with torch.inference_mode():
+        _inplace(x, spelling, device)
+    with raises(RuntimeError, SAVED_MODIFIED):
+        loss.backward()
+
+
+# > INFER-15: `torch.inference_mode(False)` inside inference mode disables it: `is_inference_mode_enabled()`
+# > is False, grad mode is enabled, operations on tensors that require grad are recorded and give normal
+# > tensors, and new tensors are normal; on leaving it, inference mode is enabled again. Outside inference
+# > mode, `torch.inference_mode(False)` leaves inference mode disabled and enables grad mode, also inside
+# > `torch.no_grad()`; on leaving it, grad mode is what it was.
+@pytest.mark.clause("INFER-15")
+@pytest.mark.parametrize("outer_grad", [True, False])
+def test_inference_mode_false(device, outer_grad):
+    x = leaf(device)
+    with torch.inference_mode():
+        with torch.inference_mode(False):
+            assert (torch.is_inference_mode_enabled(), torch.is_grad_enabled()) == (False, True)
+            y = x * 2
+            z = torch.zeros(2, device=device)
+        assert (torch.is_inference_mode_enabled(), torch.is_grad_enabled()) == (True, False)
+    assert (y.requires_grad, type(y.grad_fn).__name__, y.is_inference(), z.is_inference()) == (
+        True,
+        "MulBackward0",
+        False,
+        False,
+    )
+    with torch.set_grad_enabled(outer_grad):
+        with torch.inference_mode(False):
+            assert (torch.is_inference_mode_enabled(), torch.is_grad_enabled()) == (False, True)
+            assert (x * 2).requires_grad is True
+        assert (torch.is_inference_mode_enabled(), torch.is_grad_enabled()) == (False, outer_grad)
+
+
+# > INFER-16: `torch.enable_grad()` inside inference mode makes `torch.is_grad_enabled()` True, but inference
+# > mode stays enabled: results of operations on tensors that require grad still do not require grad, have
+# > no `grad_fn`, and are inference tensors.
+@pytest.mark.clause("INFER-16")
+def test_enable_grad_inside_inference_mode(device):
+    x = leaf(device)
+    with torch.inference_mode():
+        with torch.enable_grad():
+            assert (torch.is_grad_enabled(), torch.is_inference_mode_enabled()) == (True, True)
+            y = x * 2
+    assert (y.requires_grad, y.grad_fn, y.is_inference()) == (False, None, True)
+
+
+# > INFER-18: `backward()` of a graph recorded outside inference mode runs inside it, and computes the same
+# > gradient values as outside it.
+@pytest.mark.clause("INFER-18")
+def test_backward_inside_inference_mode(device):
+    x = leaf(device)
+    loss = (x * x).sum()
+    with torch.inference_mode():
+        loss.backward()
+    assert_values(x.grad, [2.0, 4.0], "x.grad of (x * x).sum() at [1, 2]")
+
+
+# > INFER-19: A gradient that `backward()` run inside inference mode stores into an empty `.grad` is an
+# > inference tensor; a later `backward()` outside the mode, which would accumulate into it in place, raises
+# > `RuntimeError` whose message contains "Inplace update to inference tensor outside InferenceMode is not
+# > allowed", and so does `x.grad.zero_()` under `torch.no_grad()`. After `x.grad = None` a `backward()` outside
+# > the mode stores a normal tensor.
+@pytest.mark.clause("INFER-19")
+def test_grad_stored_inside_inference_mode_is_inference_tensor(device):
+    x = leaf(device)
+    loss = (x * x).sum()
+    with torch.inference_mode():
+        loss.backward()
+    assert x.grad.is_inference() is True
+    with raises(RuntimeError, NO_INPLACE):
+        (x * x).sum().backward()
+    with torch.no_grad():
+        with raises(RuntimeError, NO_INPLACE):
+            x.grad.zero_()
+    x.grad = None
+    (x * x).sum().backward()
+    assert x.grad.is_inference() is False

@@ -1,0 +1,188 @@
+"""Conformance tests for spec/load_state_dict.md (`nn.Module.load_state_dict`)."""
+
+import pytest
+import torch
+from torch import nn
+
+from conformance.harness.checks import assert_values, raises, same_storage
+
+
+def linear(device):
+    m = nn.Linear(2, 1, device=device)
+    if device != "meta":
+        with torch.no_grad():
+            m.weight.copy_(torch.tensor([[1.0, 2.0]]))
+            m.bias.zero_()
+    return m
+
+
+def sd(device, weight=((3.0, 4.0),), bias=(1.0,), **kw):
+    return {"weight": torch.tensor(weight, device=device, **kw), "bias": torch.tensor(bias, device=device)}
+
+
+# > LOADSD-1: `module.load_state_dict(sd)` keeps every parameter object (`module.weight is` the one before, and
+# > the one an optimizer holds), a leaf `nn.Parameter` without `grad_fn`, with its `requires_grad` (True or
+# > False), not sharing storage with the source, also when the source requires grad.
+@pytest.mark.clause("LOADSD-1")
+@pytest.mark.parametrize("requires_grad", [True, False])
+@pytest.mark.parametrize("source_requires_grad", [False, True])
+def test_load_keeps_parameter_identity(device, requires_grad, source_requires_grad):
+    m = linear(device)
+    m.weight.requires_grad_(requires_grad)
+    w, b = m.weight, m.bias
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    src = sd(device, requires_grad=source_requires_grad)
+    m.load_state_dict(src)
+    assert m.weight is w and m.bias is b
+    assert opt.param_groups[0]["params"][0] is m.weight
+    assert (type(w), w.is_leaf, w.grad_fn, w.requires_grad) == (nn.Parameter, True, None, requires_grad)
+    assert not same_storage(w, src["weight"])
+
+
+# > LOADSD-2: The values of the state dict are copied into the parameters and buffers, converted to their dtype.
+@pytest.mark.clause("LOADSD-2")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64])
+def test_load_copies_values(device, dtype):
+    m = linear(device)
+    m.load_state_dict(
+        {"weight": torch.tensor([[3, 4]], dtype=dtype, device=device), "bias": torch.tensor([1.0], device=device)}
+    )
+    assert (m.weight.dtype, m.bias.dtype) == (torch.float32, torch.float32)
+    assert_values(m.weight, [[3.0, 4.0]], "weight")
+    assert_values(m.bias, [1.0], "bias")
+
+
+# > LOADSD-3: Each loaded parameter and buffer has its `_version` bumped by 1 (an in-place copy).
+@pytest.mark.clause("LOADSD-3")
+@pytest.mark.parametrize("module", ["Linear", "BatchNorm1d"])
+def test_load_bumps_version(device, module):
+    m = linear(device) if module == "Linear" else nn.BatchNorm1d(2, device=device)
+    tensors = dict(m.named_parameters())
+    tensors.update(m.named_buffers())
+    before = {k: (t, t._version) for k, t in tensors.items()}
+    m.load_state_dict({k: v.clone() for k, v in m.state_dict().items()})
+    now = dict(m.named_parameters())
+    now.update(m.named_buffers())
+    for k, (t, version) in before.items():
+        assert now[k] is t, k
+        assert t._version == version + 1, k
+
+
+# > LOADSD-4: When a graph saved a parameter for backward, `load_state_dict` makes that `backward()` raise
+# > RuntimeError "one of the variables needed for gradient computation has been modified by an inplace operation".
+@pytest.mark.clause("LOADSD-4")
+def test_load_into_saved_parameter_breaks_backward(device):
+    m = linear(device)
+    out = m(torch.ones(1, 2, device=device, requires_grad=True)).sum()  # the input's gradient needs the weight
+    m.load_state_dict(sd(device))
+    with raises(
+        RuntimeError, "one of the variables needed for gradient computation has been modified by an inplace operation"
+    ):
+        out.backward()
+
+
+# > LOADSD-5: It returns a named tuple with `missing_keys` and `unexpected_keys`, both `[]` when all keys match;
+# > with `strict=False` they list the keys (and nothing raises).
+@pytest.mark.clause("LOADSD-5")
+def test_load_return_value(device):
+    m = linear(device)
+    r = m.load_state_dict(sd(device))
+    assert (r.missing_keys, r.unexpected_keys, tuple(r)) == ([], [], ([], []))
+    r = m.load_state_dict({"weight": torch.zeros(1, 2, device=device), "extra": torch.zeros(1)}, strict=False)
+    assert (r.missing_keys, r.unexpected_keys) == (["bias"], ["extra"])
+
+
+# > LOADSD-6: With `strict=True` (the default) a missing key raises RuntimeError 'Missing key(s) in state_dict:
+# > "bias"' and an unexpected one 'Unexpected key(s) in state_dict: "extra"'.
+@pytest.mark.clause("LOADSD-6")
+def test_load_strict_keys(device):
+    m = linear(device)
+    with raises(RuntimeError, 'Missing key(s) in state_dict: "bias"'):
+        m.load_state_dict({"weight": torch.zeros(1, 2, device=device)})
+    with raises(RuntimeError, 'Unexpected key(s) in state_dict: "extra"'):
+        m.load_state_dict({**sd(device), "extra": torch.zeros(1)})
+
+
+# > LOADSD-7: A tensor of another shape raises RuntimeError "size mismatch for weight", also with strict=False;
+# > the parameter keeps its object and shape.
+@pytest.mark.clause("LOADSD-7")
+@pytest.mark.parametrize("strict", [True, False])
+def test_load_size_mismatch(device, strict):
+    m = linear(device)
+    w = m.weight
+    with raises(RuntimeError, "size mismatch for weight"):
+        m.load_state_dict(
+            {"weight": torch.zeros(2, 2, device=device), "bias": torch.zeros(1, device=device)}, strict=strict
+        )
+    assert m.weight is w and w.shape == torch.Size([1, 2])
+
+
+# > LOADSD-8: `assign=True` replaces each parameter by a new `nn.Parameter` object that shares the storage of the
+# > state dict's tensor (and keeps its dtype), is a leaf that requires grad; an optimizer built before keeps the old.
+@pytest.mark.clause("LOADSD-8")
+def test_assign_replaces_parameter(device):
+    m = linear(device)
+    w = m.weight
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    src = sd(device, dtype=torch.float64)
+    m.load_state_dict(src, assign=True)
+    assert m.weight is not w and m.weight is not src["weight"]
+    assert (type(m.weight), m.weight.is_leaf, m.weight.requires_grad) == (nn.Parameter, True, True)
+    assert same_storage(m.weight, src["weight"]) and m.weight.dtype == torch.float64
+    assert opt.param_groups[0]["params"][0] is w
+
+
+# > LOADSD-9: With `assign=True` a tensor of another shape still raises RuntimeError "size mismatch for weight".
+@pytest.mark.clause("LOADSD-9")
+def test_assign_size_mismatch(device):
+    m = linear(device)
+    with raises(RuntimeError, "size mismatch for weight"):
+        m.load_state_dict(
+            {"weight": torch.zeros(2, 2, device=device), "bias": torch.zeros(1, device=device)}, assign=True
+        )
+
+
+# > LOADSD-10: With `assign=True` the loaded parameter takes the `requires_grad` of the module's parameter it
+# > replaces, whatever the source's; an `nn.Parameter` in the state dict is used as is (same object), with its
+# > `requires_grad` set to the module's.
+@pytest.mark.clause("LOADSD-10")
+@pytest.mark.parametrize("module_rg", [True, False])
+@pytest.mark.parametrize("source", ["tensor", "tensor requiring grad", "Parameter", "Parameter without grad"])
+def test_assign_requires_grad_follows_module(device, module_rg, source):
+    m = linear(device)
+    m.weight.requires_grad_(module_rg)
+    t = torch.tensor([[3.0, 4.0]], device=device)
+    src = {
+        "tensor": lambda: t,
+        "tensor requiring grad": lambda: t.requires_grad_(),
+        "Parameter": lambda: nn.Parameter(t),
+        "Parameter without grad": lambda: nn.Parameter(t, requires_grad=False),
+    }[source]()
+    m.load_state_dict({"weight": src, "bias": torch.zeros(1, device=device)}, assign=True)
+    assert (type(m.weight), m.weight.requires_grad) == (nn.Parameter, module_rg)
+    if isinstance(src, nn.Parameter):
+        assert m.weight is src
+
+
+# > LOADSD-11: Before 2.1, `load_state_dict` has no `assign` argument: TypeError "unexpected keyword argument 'assign'".
+@pytest.mark.clause("LOADSD-11")
+def test_assign_absent_before_2_1(device):
+    m = linear(device)
+    with raises(TypeError, "unexpected keyword argument 'assign'"):
+        m.load_state_dict(sd(device), assign=True)
+
+
+# Seeds: neither source mentions load_state_dict. The Korean copy_() claim, applied to load_state_dict.
+
+
+@pytest.mark.clause("LOADSD-1", "LOADSD-2")
+def test_seed_ko_copy_updates_metadata(device):
+    # Korean seed: "copy_() 메서드는 새 값으로 Variable을 복사하며 메타데이터를 자동으로 업데이트합니다".
+    # load_state_dict is copy_ under no_grad: values change, metadata (dtype, requires_grad, identity) does not.
+    m = linear(device)
+    w = m.weight
+    m.load_state_dict(
+        {"weight": torch.tensor([[5, 6]], device=device), "bias": torch.zeros(1, dtype=torch.float64, device=device)}
+    )
+    assert m.weight is w and (w.dtype, w.requires_grad) == (torch.float32, True)
+    assert_values(w, [[5.0, 6.0]], "weight")

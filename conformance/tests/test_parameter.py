@@ -1,0 +1,230 @@
+"""Conformance tests for spec/parameter.md (`nn.Parameter` and module attributes)."""
+
+import pytest
+import torch
+from torch import nn
+
+from conformance.harness.checks import assert_values, raises, same_storage
+
+
+def linear(device):
+    """nn.Linear(2, 1) with weight [[1, 2]] and bias [0] (values set on devices that have them)."""
+    m = nn.Linear(2, 1, device=device)
+    if device != "meta":
+        with torch.no_grad():
+            m.weight.copy_(torch.tensor([[1.0, 2.0]]))
+            m.bias.zero_()
+    return m
+
+
+# > PARAM-1: After `module.weight = p` with `p` an `nn.Parameter`, `module.weight is p`, `p` is what
+# > `module.parameters()` yields under that name, and the old parameter object is left as it was.
+@pytest.mark.clause("PARAM-1")
+def test_assign_parameter_registers_new_object(device):
+    m = linear(device)
+    old = m.weight
+    new = nn.Parameter(torch.tensor([[10.0, 20.0]], device=device))
+    m.weight = new
+    assert m.weight is new
+    assert dict(m.named_parameters())["weight"] is new
+    assert all(p is not old for p in m.parameters())
+    assert (old.shape, old.requires_grad, type(old)) == (torch.Size([1, 2]), True, nn.Parameter)
+
+
+# > PARAM-2: An optimizer built before the assignment still holds the old parameter object, not the new one.
+@pytest.mark.clause("PARAM-2")
+@pytest.mark.parametrize("opt_cls", [torch.optim.SGD, torch.optim.Adam])
+def test_optimizer_keeps_old_parameter(device, opt_cls):
+    m = linear(device)
+    old = m.weight
+    opt = opt_cls(m.parameters(), lr=0.1)
+    m.weight = nn.Parameter(torch.tensor([[10.0, 20.0]], device=device))
+    held = opt.param_groups[0]["params"]
+    assert any(p is old for p in held)
+    assert all(p is not m.weight for p in held)
+
+
+# > PARAM-3: After such an assignment, backward fills the gradient of the new parameter, and
+# > `optimizer.step()` leaves the module's weight unchanged: it updates nothing of it, silently.
+@pytest.mark.clause("PARAM-3")
+def test_optimizer_silently_stops_updating_reassigned_weight(device):
+    m = linear(device)
+    old = m.weight
+    opt = torch.optim.SGD(m.parameters(), lr=0.5)
+    m.weight = nn.Parameter(torch.tensor([[10.0, 20.0]], device=device))
+    m(torch.tensor([[1.0, 1.0]], device=device)).sum().backward()
+    opt.step()
+    assert_values(m.weight, [[10.0, 20.0]], "module weight after step (not updated)")
+    assert_values(m.weight.grad, [[1.0, 1.0]], "gradient of the new weight")
+    assert old.grad is None
+    assert_values(old, [[1.0, 2.0]], "old parameter (no gradient, so SGD skipped it)")
+    assert_values(m.bias, [-0.5], "bias, still registered with the optimizer, is updated")
+
+
+PLAIN = {
+    "float32 tensor": lambda w: torch.zeros(1, 2, device=w.device),
+    "float64 tensor": lambda w: torch.zeros(1, 2, device=w.device, dtype=torch.float64),
+    "tensor requiring grad": lambda w: torch.zeros(1, 2, device=w.device, requires_grad=True),
+    "result of an op on the parameter": lambda w: w * 2,
+    "w.detach()": lambda w: w.detach(),
+    "list": lambda w: [[1.0, 2.0]],
+}
+
+
+# > PARAM-4: Assigning anything other than an `nn.Parameter` or `None` to a parameter attribute raises
+# > TypeError "cannot assign" ... "(torch.nn.Parameter or None expected)"; the parameter is kept.
+@pytest.mark.clause("PARAM-4")
+@pytest.mark.parametrize("value", list(PLAIN))
+def test_assign_plain_value_to_parameter_raises(device, value):
+    m = linear(device)
+    old = m.weight
+    v = PLAIN[value](old)
+    with raises(TypeError, "cannot assign"):
+        m.weight = v
+    with raises(TypeError, "(torch.nn.Parameter or None expected)"):
+        m.weight = v
+    assert m.weight is old
+
+
+# > PARAM-5: `module.weight = None` is accepted: `module.weight` is None and `named_parameters()` no
+# > longer yields it; the name stays a parameter slot (a plain tensor assigned later raises as in PARAM-4).
+@pytest.mark.clause("PARAM-5")
+def test_assign_none_to_parameter(device):
+    m = linear(device)
+    m.weight = None
+    assert m.weight is None
+    assert [n for n, _ in m.named_parameters()] == ["bias"]
+    with raises(TypeError, "cannot assign"):
+        m.weight = torch.zeros(1, 2, device=device)
+    m.weight = nn.Parameter(torch.zeros(1, 2, device=device))
+    assert [n for n, _ in m.named_parameters()] == ["weight", "bias"]
+
+
+# > PARAM-6: A plain tensor assigned to the name of a registered buffer replaces the buffer and stays a buffer
+# > (in `named_buffers()`, not in `parameters()`) with the `requires_grad` it had.
+@pytest.mark.clause("PARAM-6")
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_assign_tensor_to_buffer_stays_buffer(device, requires_grad):
+    m = linear(device)
+    m.register_buffer("buf", torch.zeros(2, device=device))
+    t = torch.ones(2, device=device, requires_grad=requires_grad)
+    m.buf = t
+    assert m.buf is t
+    assert dict(m.named_buffers())["buf"] is t
+    assert all(p is not t for p in m.parameters())
+    assert m.buf.requires_grad is requires_grad
+
+
+# > PARAM-7: `register_buffer` does not change `requires_grad`: a buffer registered from a tensor that
+# > does not require grad does not; one registered from a tensor that requires grad still does.
+@pytest.mark.clause("PARAM-7")
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_register_buffer_keeps_requires_grad(device, requires_grad):
+    m = linear(device)
+    t = torch.zeros(2, device=device, requires_grad=requires_grad)
+    m.register_buffer("buf", t)
+    assert m.buf is t
+    assert m.buf.requires_grad is requires_grad
+    assert [n for n, _ in m.named_buffers()] == ["buf"]
+
+
+# > PARAM-8: An `nn.Parameter` assigned to the name of a registered buffer becomes a parameter of that name
+# > (in `named_parameters()`), and the buffer of that name is gone.
+@pytest.mark.clause("PARAM-8")
+def test_assign_parameter_to_buffer_name_makes_parameter(device):
+    m = linear(device)
+    m.register_buffer("buf", torch.zeros(2, device=device))
+    p = nn.Parameter(torch.ones(2, device=device))
+    m.buf = p
+    assert dict(m.named_parameters())["buf"] is p
+    assert "buf" not in dict(m.named_buffers())
+
+
+# > PARAM-9: Assigning a value that is neither a tensor nor None to a buffer name raises TypeError
+# > "cannot assign 'int' as buffer" (for an int).
+@pytest.mark.clause("PARAM-9")
+def test_assign_int_to_buffer_raises(device):
+    m = linear(device)
+    m.register_buffer("buf", torch.zeros(2, device=device))
+    with raises(TypeError, "cannot assign 'int' as buffer"):
+        m.buf = 3
+    assert m.buf.shape == torch.Size([2])
+
+
+# > PARAM-10: `nn.Parameter(t)` returns a new object other than `t` that is an instance of both
+# > `nn.Parameter` and `torch.Tensor`, requires grad, is a leaf without `grad_fn` (also when `t` is a
+# > non-leaf result of an operation), and shares the storage of `t`.
+@pytest.mark.clause("PARAM-10")
+@pytest.mark.parametrize("kind", ["plain", "non-leaf"])
+def test_parameter_of_tensor(device, kind):
+    t = torch.tensor([1.0, 2.0], device=device)
+    if kind == "non-leaf":
+        t = torch.tensor([1.0, 2.0], device=device, requires_grad=True) * 2
+        assert t.grad_fn is not None
+    p = nn.Parameter(t)
+    assert p is not t
+    assert isinstance(p, nn.Parameter) and isinstance(p, torch.Tensor)
+    assert (p.requires_grad, p.is_leaf, p.grad_fn) == (True, True, None)
+    assert same_storage(p, t)
+
+
+# > PARAM-11: `nn.Parameter(t)` shares the version counter of `t`: an in-place operation on `t` (under
+# > `no_grad`) bumps `p._version`, and one on `p` bumps `t._version`.
+@pytest.mark.clause("PARAM-11")
+@pytest.mark.parametrize("spelling", ["add_", "+=", "[:] =", "copy_"])
+def test_parameter_shares_version_counter(device, spelling):
+    t = torch.tensor([1.0, 2.0], device=device)
+    p = nn.Parameter(t)
+    assert (t._version, p._version) == (0, 0)
+    for target in (t, p):
+        with torch.no_grad():
+            if spelling == "add_":
+                target.add_(1)
+            elif spelling == "+=":
+                target += 1
+            elif spelling == "[:] =":
+                target[:] = 5.0
+            else:
+                target.copy_(torch.zeros(2, device=device))
+    assert (t._version, p._version) == (2, 2)
+
+
+# > PARAM-12: Values written into `t` after `p = nn.Parameter(t)` are the values of `p`.
+@pytest.mark.clause("PARAM-12")
+def test_parameter_of_tensor_sees_writes_to_t(device):
+    t = torch.tensor([1.0, 2.0], device=device)
+    p = nn.Parameter(t)
+    with torch.no_grad():
+        t.add_(1)
+    assert_values(p, [2.0, 3.0], "p after t.add_(1)")
+
+
+# > PARAM-13: `nn.Parameter(t, requires_grad=False)` is an `nn.Parameter` that does not require grad and
+# > shares the storage of `t`; it accepts integer tensors, which `nn.Parameter(t)` rejects with RuntimeError
+# > "Only Tensors of floating point and complex dtype can require gradients".
+@pytest.mark.clause("PARAM-13")
+def test_parameter_without_grad(device):
+    t = torch.tensor([1.0, 2.0], device=device)
+    p = nn.Parameter(t, requires_grad=False)
+    assert (type(p), p.requires_grad, same_storage(p, t)) == (nn.Parameter, False, True)
+    i = torch.tensor([1, 2], device=device)
+    with raises(RuntimeError, "Only Tensors of floating point and complex dtype can require gradients"):
+        nn.Parameter(i)
+    assert nn.Parameter(i, requires_grad=False).dtype == torch.int64
+
+
+# Seeds: neither source mentions nn.Parameter. The English claim about reassignment, applied to a module.
+
+
+@pytest.mark.clause("PARAM-3")
+def test_seed_en_reassignment_of_module_weight(device):
+    # English seed, "Avoiding variable reassignment": "Directly reassigning a new value to a variable
+    # (e.g., x = something_new) creates a new variable and breaks the connection to the computational graph."
+    # Applied to a module attribute, backprop into the new parameter works; what breaks is the optimizer.
+    m = linear(device)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    m.weight = nn.Parameter(torch.tensor([[3.0, 4.0]], device=device))  # x = something_new
+    m(torch.tensor([[1.0, 1.0]], device=device)).sum().backward()
+    assert_values(m.weight.grad, [[1.0, 1.0]], "backprop reaches the new parameter")
+    opt.step()
+    assert_values(m.weight, [[3.0, 4.0]], "but the optimizer does not update it")

@@ -1,0 +1,359 @@
+"""Conformance tests for spec/parameter_update.md (updating parameters). Each test quotes the clause it proves."""
+
+import pytest
+import torch
+from torch import nn
+
+from conformance.harness.checks import assert_values, raises
+
+LR = 0.25
+MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
+
+
+def linear(device):
+    """nn.Linear(2, 1) with weight [[1, 2]], bias [0], and weight.grad [[2, 4]], bias.grad [1]."""
+    lin = nn.Linear(2, 1, device=device)
+    with torch.no_grad():
+        lin.weight.copy_(torch.tensor([[1.0, 2.0]], device=device))
+        lin.bias.zero_()
+    lin(torch.tensor([[2.0, 4.0]], device=device)).sum().backward()
+    return lin
+
+
+def parameter(device, target):
+    """(holder, p): p has values [1, 2] (shape (1, 2) for the module) and p.grad [2, 4]."""
+    if target == "nn.Linear.weight":
+        lin = linear(device)
+        return lin, lin.weight
+    p = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    (p * p).sum().backward()
+    return None, p
+
+
+SPELLINGS = [
+    "p.add_(p.grad, alpha=-lr)",
+    "p -= lr * p.grad",
+    "p.sub_(lr * p.grad)",
+    "p.copy_(p - lr * p.grad)",
+    "p[:] = p - lr * p.grad",
+]
+MODES = {"no_grad": torch.no_grad, "set_grad_enabled(False)": lambda: torch.set_grad_enabled(False)}
+
+
+def update(p, spelling, mode, lr=LR):
+    with MODES[mode]():
+        if spelling == "p.add_(p.grad, alpha=-lr)":
+            p.add_(p.grad, alpha=-lr)
+        elif spelling == "p -= lr * p.grad":
+            p -= lr * p.grad
+        elif spelling == "p.sub_(lr * p.grad)":
+            p.sub_(lr * p.grad)
+        elif spelling == "p.copy_(p - lr * p.grad)":
+            p.copy_(p - lr * p.grad)
+        else:
+            p[:] = p - lr * p.grad
+    return p
+
+
+def flat(t):
+    return t.detach().reshape(-1)
+
+
+# > PUPD-1: Inside `torch.no_grad()` or `torch.set_grad_enabled(False)`, each of the update spellings of a
+# > parameter `p` raises no error; afterwards `p` is the same object (the module attribute is still `p`), of the
+# > same type, a leaf that requires grad with no `grad_fn`, and `p._version` has grown by one.
+@pytest.mark.clause("PUPD-1")
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("target", ["nn.Linear.weight", "leaf"])
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_in_place_update_keeps_parameter(device, spelling, target, mode):
+    holder, p = parameter(device, target)
+    ident, kind, version = id(p), type(p), p._version
+    q = update(p, spelling, mode)
+    assert q is p and id(p) == ident
+    if holder is not None:
+        assert holder.weight is p
+    assert type(p) is kind
+    assert (p.is_leaf, p.requires_grad, p.grad_fn) == (True, True, None)
+    assert p._version == version + 1, f"_version: expected {version + 1}, observed {p._version}"
+
+
+# > PUPD-2: The values of `p` after each update of PUPD-1 are `p - lr * p.grad`.
+@pytest.mark.clause("PUPD-2")
+@pytest.mark.parametrize("target", ["nn.Linear.weight", "leaf"])
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_in_place_update_values(device, spelling, target):
+    _, p = parameter(device, target)
+    update(p, spelling, "no_grad")
+    assert_values(flat(p), [0.5, 1.0], f"p after {spelling} (lr={LR})")
+
+
+# > PUPD-3: The updates of PUPD-1 leave `p.grad` alone: it is the same tensor object, with the same `_version`.
+@pytest.mark.clause("PUPD-3")
+@pytest.mark.parametrize("target", ["nn.Linear.weight", "leaf"])
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_in_place_update_keeps_grad_object(device, spelling, target):
+    _, p = parameter(device, target)
+    g, gv = p.grad, p.grad._version
+    update(p, spelling, "no_grad")
+    assert p.grad is g
+    assert g._version == gv
+
+
+# > PUPD-4: The values of `p.grad` after the updates of PUPD-1 are those it had before.
+@pytest.mark.clause("PUPD-4")
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_in_place_update_keeps_grad_values(device, spelling):
+    _, p = parameter(device, "nn.Linear.weight")
+    update(p, spelling, "no_grad")
+    assert_values(flat(p.grad), [2.0, 4.0], f"p.grad after {spelling}")
+
+
+SGD_OPTIONS = {
+    "plain": {},
+    "momentum": {"momentum": 0.5},
+    "weight_decay": {"weight_decay": 0.5},
+    "nesterov": {"momentum": 0.5, "nesterov": True, "weight_decay": 0.1},
+    "maximize": {"maximize": True},
+}
+
+
+# > PUPD-5: `torch.optim.SGD(params, lr=...).step()` updates every parameter that has a `.grad` in place:
+# > afterwards each is the same object, of the same type, a leaf that requires grad with no `grad_fn`, and its
+# > `_version` has grown; its `.grad` is the same tensor object with the same `_version`; and grad mode is
+# > enabled again after `step()` returns.
+@pytest.mark.clause("PUPD-5")
+@pytest.mark.parametrize("options", list(SGD_OPTIONS))
+def test_sgd_step_updates_in_place(device, options):
+    lin = linear(device)
+    params = [lin.weight, lin.bias]
+    before = [(id(p), p._version, p.grad, p.grad._version) for p in params]
+    opt = torch.optim.SGD(lin.parameters(), lr=0.5, **SGD_OPTIONS[options])
+    for _ in range(2):
+        opt.step()
+        assert torch.is_grad_enabled()
+    assert lin.weight is params[0] and lin.bias is params[1]
+    for p, (ident, version, g, gv) in zip(params, before, strict=True):
+        assert id(p) == ident and type(p) is nn.Parameter
+        assert (p.is_leaf, p.requires_grad, p.grad_fn) == (True, True, None)
+        assert p._version > version, f"_version did not grow: {version} -> {p._version}"
+        assert p.grad is g and g._version == gv
+
+
+# > PUPD-6: The values after `SGD.step()` are those of the SGD rule, and `.grad` keeps its values.
+@pytest.mark.clause("PUPD-6")
+@pytest.mark.parametrize(
+    ("options", "steps", "expected"),
+    [
+        ({"lr": 0.25}, 1, [0.5, 1.0]),
+        ({"lr": 0.5, "weight_decay": 0.5}, 1, [-0.25, -0.5]),
+        ({"lr": 0.5, "momentum": 0.5}, 2, [-1.5, -3.0]),
+    ],
+)
+def test_sgd_step_values(device, options, steps, expected):
+    w = nn.Parameter(torch.tensor([1.0, 2.0], device=device))
+    (w * w).sum().backward()
+    opt = torch.optim.SGD([w], **options)
+    for _ in range(steps):
+        opt.step()
+        assert_values(w.grad, [2.0, 4.0], f"w.grad after step with {options}")
+    assert_values(w, expected, f"w after {steps} step(s) with {options}")
+
+
+# > PUPD-7: `step()` skips a parameter whose `.grad` is `None`: its `_version` is unchanged and its `.grad`
+# > stays `None`.
+@pytest.mark.clause("PUPD-7")
+@pytest.mark.parametrize("options", list(SGD_OPTIONS))
+def test_sgd_step_skips_parameter_without_grad(device, options):
+    used = nn.Parameter(torch.tensor([1.0, 2.0], device=device))
+    unused = nn.Parameter(torch.tensor([1.0, 2.0], device=device))
+    (used * used).sum().backward()
+    version = unused._version
+    opt = torch.optim.SGD([used, unused], lr=0.5, **SGD_OPTIONS[options])
+    opt.step()
+    assert unused.grad is None
+    assert unused._version == version
+    assert used._version > 0
+
+
+# > PUPD-12: A loop of forward, `loss.backward()`, `opt.step()`, `opt.zero_grad()` with `torch.optim.SGD` gives
+# > the same parameter values as the manual update; for `loss = (w * w).sum()`, `w = [1., -2.]` and `lr=0.25`,
+# > two steps give `[0.25, -0.5]`.
+@pytest.mark.clause("PUPD-12")
+def test_sgd_loop_equals_manual_update(device):
+    w = nn.Parameter(torch.tensor([1.0, -2.0], device=device))
+    opt = torch.optim.SGD([w], lr=0.25)
+    v = torch.tensor([1.0, -2.0], device=device, requires_grad=True)
+    for _ in range(2):
+        (w * w).sum().backward()
+        opt.step()
+        opt.zero_grad()
+        (v * v).sum().backward()
+        with torch.no_grad():
+            v -= 0.25 * v.grad
+        v.grad = None
+    assert_values(w, [0.25, -0.5], "w after two SGD steps")
+    assert_values(v, [0.25, -0.5], "v after two manual steps")
+
+
+# > PUPD-8: `p = p - lr * p.grad` updates nothing: the module attribute and the optimizer's `param_groups` still
+# > hold the old parameter, whose `_version` is unchanged. The name `p` now refers to a plain `torch.Tensor`, not
+# > an `nn.Parameter`: with grad mode enabled a non-leaf that requires grad and has a `grad_fn`; inside
+# > `torch.no_grad()` a leaf that does not require grad.
+@pytest.mark.clause("PUPD-8")
+@pytest.mark.parametrize("grad_mode", [True, False])
+def test_rebinding_step_updates_nothing(device, grad_mode):
+    lin = linear(device)
+    opt = torch.optim.SGD(lin.parameters(), lr=LR)
+    old = p = lin.weight
+    version = old._version
+    with torch.set_grad_enabled(grad_mode):
+        p = p - LR * p.grad
+    assert lin.weight is old and opt.param_groups[0]["params"][0] is old
+    assert old._version == version
+    assert type(p) is torch.Tensor
+    if grad_mode:
+        assert (p.is_leaf, p.requires_grad, p.grad_fn is not None) == (False, True, True)
+    else:
+        assert (p.is_leaf, p.requires_grad, p.grad_fn) == (True, False, None)
+
+
+# > PUPD-9: Assigning that result to the module's attribute, `model.weight = p - lr * p.grad` (with grad mode
+# > enabled or disabled), or any other tensor that is not an `nn.Parameter`, raises `TypeError` whose message is
+# > "cannot assign 'TYPE' as parameter 'weight' (torch.nn.Parameter or None expected)"; `model.weight` is still
+# > the old parameter.
+@pytest.mark.clause("PUPD-9")
+@pytest.mark.parametrize("value", ["p - lr * p.grad", "same under no_grad", "p.detach().clone()", "float64 tensor"])
+def test_assigning_tensor_to_parameter_attribute_raises(device, value):
+    lin = linear(device)
+    p = lin.weight
+    if value == "p - lr * p.grad":
+        new = p - LR * p.grad
+    elif value == "same under no_grad":
+        with torch.no_grad():
+            new = p - LR * p.grad
+    elif value == "p.detach().clone()":
+        new = p.detach().clone()
+    else:
+        new = torch.zeros(1, 2, device=device, dtype=torch.float64)
+    name = torch.typename(new)
+    if device in ("cpu", "meta"):
+        kind = "DoubleTensor" if new.dtype == torch.float64 else "FloatTensor"
+        assert name == ("torch.meta." if device == "meta" else "torch.") + kind
+    expected = f"cannot assign '{name}' as parameter 'weight' (torch.nn.Parameter or None expected)"
+    with raises(TypeError, expected):
+        lin.weight = new
+    assert lin.weight is p
+
+
+# > PUPD-10: Assigning a new `nn.Parameter` to the attribute is accepted, but an optimizer built before still holds
+# > the old parameter: after `backward()` through the module, `step()` leaves the new parameter unchanged.
+@pytest.mark.clause("PUPD-10")
+def test_new_parameter_is_not_in_old_optimizer(device):
+    lin = linear(device)
+    old = lin.weight
+    opt = torch.optim.SGD(lin.parameters(), lr=LR)
+    lin.weight = nn.Parameter(torch.tensor([[3.0, 4.0]], device=device))
+    assert lin.weight is not old
+    assert opt.param_groups[0]["params"][0] is old
+    opt.zero_grad()
+    lin(torch.tensor([[1.0, 1.0]], device=device)).sum().backward()
+    assert lin.weight.grad is not None
+    version = lin.weight._version
+    opt.step()
+    assert lin.weight._version == version
+
+
+# > PUPD-11: When a graph has saved a parameter for backward and the parameter is updated in place before that
+# > graph's `backward()`, by an update of PUPD-1 or by `opt.step()`, that `backward()` raises RuntimeError
+# > "one of the variables needed for gradient computation has been modified by an inplace operation".
+@pytest.mark.clause("PUPD-11")
+@pytest.mark.parametrize("how", SPELLINGS + ["opt.step()"])
+def test_update_before_backward_of_saving_graph_raises(device, how):
+    w = nn.Parameter(torch.tensor([1.0, 2.0], device=device))
+    opt = torch.optim.SGD([w], lr=LR)
+    loss = (w * w).sum()
+    loss.backward(retain_graph=True)
+    if how == "opt.step()":
+        opt.step()
+    else:
+        update(w, how, "no_grad")
+    with raises(RuntimeError, MODIFIED):
+        loss.backward()
+
+
+@pytest.mark.clause("PUPD-11")
+def test_step_between_backwards_of_two_layer_model_raises(device):
+    lin1, lin2 = nn.Linear(2, 2, device=device), nn.Linear(2, 1, device=device)
+    opt = torch.optim.SGD([*lin1.parameters(), *lin2.parameters()], lr=0.1)
+    loss = lin2(lin1(torch.ones(1, 2, device=device))).sum()  # lin2 saves its weight for lin1's gradient
+    loss.backward(retain_graph=True)
+    opt.step()
+    with raises(RuntimeError, MODIFIED):
+        loss.backward()
+
+
+# Seeds, read as parameter updates and run as written (fixing only what stops them from running, as noted).
+
+
+@pytest.mark.clause("PUPD-8")
+def test_seed_en_reassignment_as_update_step(device):
+    # English seed, "Avoiding variable reassignment": x = something_new. As an update step of a module parameter:
+    lin = linear(device)
+    version = lin.weight._version
+    x = lin.weight
+    x = x - 0.1 * x.grad  # "creates a new variable"
+    assert x is not lin.weight and type(x) is torch.Tensor
+    assert x.grad_fn is not None  # connected to the old parameter, not "broken"
+    assert lin.weight._version == version  # the parameter the module holds is not updated
+
+
+@pytest.mark.clause("PUPD-1", "INPLACE-1")
+def test_seed_en_slicing_update(device):
+    # English seed, third snippet, "Correct approach": as written it raises on a leaf that requires grad.
+    x = torch.tensor([1.0, 2.0], requires_grad=True, device=device)
+    with raises(RuntimeError, "leaf Variable that requires grad is being used in an in-place operation"):
+        x[:] = torch.tensor([3.0, 4.0], device=device)
+    # Inside no_grad it is a correct update.
+    with torch.no_grad():
+        x[:] = torch.tensor([3.0, 4.0], device=device)
+    assert (x.is_leaf, x.requires_grad, x._version) == (True, True, 1)
+
+
+@pytest.mark.clause("PUPD-1", "PUPD-8", "INPLACE-1")
+def test_seed_en_add_update(device):
+    # English seed, in-place snippet: x.add_(2.0)  # Equivalent to x = x + 2.0 (but in-place)
+    x = torch.tensor([1.0, 2.0], requires_grad=True, device=device)
+    with raises(RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation"):
+        x.add_(2.0)
+    holder = [x]
+    with torch.no_grad():
+        x.add_(2.0)
+    assert holder[0] is x and x.is_leaf and x._version == 1
+    x = x + 2.0  # the "equivalent": a new non-leaf; the holder keeps the old tensor
+    assert holder[0] is not x and not x.is_leaf
+
+
+@pytest.mark.clause("PUPD-1", "INPLACE-1")
+def test_seed_ko_in_place_update(device):
+    # Korean seed, method 2. torch.Variable does not exist:
+    with raises(AttributeError, "has no attribute 'Variable'"):
+        torch.Variable(torch.randn(5))
+    # Fixed to run: a leaf that requires grad. x.add_(1) then raises, as INPLACE-1 states.
+    x = torch.randn(5, device=device, requires_grad=True)
+    with raises(RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation"):
+        x.add_(1)
+    with torch.no_grad():
+        x.add_(1)
+    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 1)
+
+
+@pytest.mark.clause("PUPD-1", "INPLACE-1")
+def test_seed_ko_copy_update(device):
+    # Korean seed, method 3, torch.Variable fixed to a leaf that requires grad.
+    x = torch.randn(5, device=device, requires_grad=True)
+    with raises(RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation"):
+        x.copy_(torch.randn(5, device=device))
+    with torch.no_grad():
+        x.copy_(torch.ones(5, device=device))
+    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 1)

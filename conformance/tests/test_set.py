@@ -1,0 +1,183 @@
+"""Conformance tests for spec/set.md (`Tensor.set_`). Each test quotes the clause it proves."""
+
+import pytest
+import torch
+
+from conformance.harness.checks import assert_values, raises, same_storage
+
+LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
+MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
+NOT_IMPLEMENTED = "derivative for set_ is not implemented"
+
+
+def source(device, requires_grad=False):
+    return torch.tensor([[5.0, 6.0, 7.0], [8.0, 9.0, 10.0]], device=device, requires_grad=requires_grad)
+
+
+# > SET-1: `x.set_(s)` returns `x` itself; afterwards `x` shares the storage of `s` and takes its shape, strides
+# > and storage offset, whatever the shape `x` had.
+@pytest.mark.clause("SET-1")
+@pytest.mark.parametrize("kind", ["s", "s.t()", "s[1:]"])
+def test_set_adopts_storage_and_geometry(device, kind):
+    x = torch.tensor([1.0, 2.0], device=device)
+    base = source(device)
+    s = {"s": base, "s.t()": base.t(), "s[1:]": base[1:]}[kind]
+    assert x.set_(s) is x
+    assert same_storage(x, s)
+    assert (x.shape, x.stride(), x.storage_offset()) == (s.shape, s.stride(), s.storage_offset())
+
+
+# > SET-2: From then on `x` and `s` read and write the same values: a write into either is seen in the other.
+@pytest.mark.clause("SET-2")
+def test_set_shares_values(device):
+    x = torch.tensor([1.0, 2.0], device=device)
+    s = torch.tensor([5.0, 6.0, 7.0], device=device)
+    x.set_(s)
+    assert_values(x, [5.0, 6.0, 7.0], "x after set_")
+    s[0] = 100.0
+    x[2] = -1.0
+    assert_values(x, [100.0, 6.0, -1.0], "x")
+    assert_values(s, [100.0, 6.0, -1.0], "s")
+
+
+# > SET-3: `x.set_(s)` adds 1 to `x._version`, whatever the `_version` of `s`, and leaves that of `s` unchanged;
+# > `x` keeps a version counter of its own: an in-place operation on either tensor afterwards changes only the
+# > `_version` of that tensor.
+@pytest.mark.clause("SET-3")
+def test_set_version(device):
+    x = torch.tensor([1.0, 2.0], device=device)
+    x.add_(1)
+    x.add_(1)
+    s = torch.tensor([5.0, 6.0], device=device)
+    s.add_(1)
+    x.set_(s)
+    assert (x._version, s._version) == (3, 1)
+    x.add_(1)
+    assert (x._version, s._version) == (4, 1)
+    s.mul_(2)
+    s[0] = 1.0
+    assert (x._version, s._version) == (4, 3)
+
+
+# > SET-4: `x.set_(s.untyped_storage())` makes `x` a one-dimensional tensor over the whole storage;
+# > `x.set_(storage, offset, size, stride)` selects a part of it; `x.set_()` makes `x` an empty tensor of shape
+# > `(0,)`. Each adds 1 to `x._version`.
+@pytest.mark.clause("SET-4")
+def test_set_storage_forms(device):
+    s = torch.tensor([5.0, 6.0, 7.0, 8.0], device=device)
+    x = torch.tensor([1.0, 2.0], device=device)
+    x.set_(s.untyped_storage())
+    assert (x.shape, same_storage(x, s), x._version) == (torch.Size([4]), True, 1)
+    y = torch.tensor([1.0, 2.0], device=device)
+    y.set_(s.untyped_storage(), 1, (2,), (1,))
+    assert (y.shape, y.storage_offset(), same_storage(y, s), y._version) == (torch.Size([2]), 1, True, 1)
+    z = torch.tensor([1.0, 2.0], device=device)
+    z.set_()
+    assert (z.shape, z._version) == (torch.Size([0]), 1)
+
+
+# > SET-5: The part selected by `x.set_(storage, offset, size, stride)` holds the values of the storage there.
+@pytest.mark.clause("SET-5")
+def test_set_storage_offset_values(device):
+    s = torch.tensor([5.0, 6.0, 7.0, 8.0], device=device)
+    y = torch.tensor([1.0, 2.0], device=device)
+    y.set_(s.untyped_storage(), 1, (2,), (1,))
+    assert_values(y, [6.0, 7.0], "y")
+
+
+# > SET-6: With grad mode enabled, `x.set_(s)` on a leaf that requires grad raises RuntimeError whose message is
+# > "a leaf Variable that requires grad is being used in an in-place operation.", whether or not `s` requires
+# > grad; `x` keeps its shape, storage, `_version`, and stays a leaf that requires grad.
+@pytest.mark.clause("SET-6")
+@pytest.mark.parametrize("form", ["set_(s)", "set_(storage)", "set_()"])
+@pytest.mark.parametrize("s_requires_grad", [False, True])
+def test_set_on_leaf_requiring_grad_raises(device, form, s_requires_grad):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    s = source(device, s_requires_grad)
+    storage = x.untyped_storage()
+    with raises(RuntimeError, LEAF_ERROR) as info:
+        if form == "set_(s)":
+            x.set_(s)
+        elif form == "set_(storage)":
+            x.set_(s.untyped_storage())
+        else:
+            x.set_()
+    assert str(info.value) == LEAF_ERROR
+    assert x.shape == torch.Size([2]) and x.untyped_storage()._cdata == storage._cdata
+    assert (x._version, x.is_leaf, x.requires_grad, x.grad_fn) == (0, True, True, None)
+
+
+# > SET-7: Inside `torch.no_grad()` it is accepted: `x` stays a leaf that requires grad with no `grad_fn`, shares
+# > the storage of `s`, takes its shape, and `x._version` goes up by 1.
+@pytest.mark.clause("SET-7")
+def test_set_on_leaf_under_no_grad(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    s = source(device)
+    with torch.no_grad():
+        r = x.set_(s)
+    assert r is x
+    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 1)
+    assert same_storage(x, s) and x.shape == torch.Size([2, 3])
+
+
+# > SET-8: When a graph saved `x` for backward before `x.set_(s)` under `torch.no_grad()`, `backward()` raises
+# > RuntimeError whose message contains "one of the variables needed for gradient computation has been
+# > modified by an inplace operation".
+@pytest.mark.clause("SET-8")
+def test_set_after_save_raises_at_backward(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    y = (x * x).sum()
+    with torch.no_grad():
+        x.set_(torch.tensor([5.0, 6.0], device=device))
+    with raises(RuntimeError, MODIFIED):
+        y.backward()
+
+
+# > SET-9: Operations recorded after `x.set_(s)` use the new values and shape: for `x = [1., 2.]` set to
+# > `[5., 6., 7.]` under `torch.no_grad()`, the gradient of `(x * x).sum()` is `[10., 12., 14.]`; `s` receives no
+# > gradient.
+@pytest.mark.clause("SET-9")
+def test_graph_after_set_uses_new_values(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    s = torch.tensor([5.0, 6.0, 7.0], device=device)
+    with torch.no_grad():
+        x.set_(s)
+    (x * x).sum().backward()
+    assert_values(x.grad, [10.0, 12.0, 14.0], "x.grad")
+    assert s.grad is None
+
+
+# > SET-10: `set_` is not differentiable. With grad mode enabled it is accepted on a non-leaf that requires grad,
+# > and on a tensor that does not require grad when `s` requires grad; afterwards `x` requires grad, is not a
+# > leaf, and its `grad_fn` is of type `NotImplemented`; `backward()` through it raises RuntimeError whose
+# > message contains "derivative for set_ is not implemented".
+@pytest.mark.clause("SET-10")
+@pytest.mark.parametrize("kind", ["non-leaf", "source requires grad"])
+def test_set_is_not_differentiable(device, kind):
+    if kind == "non-leaf":
+        a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+        x = a * 2
+        s = torch.tensor([5.0, 6.0], device=device)
+    else:
+        x = torch.tensor([1.0, 2.0], device=device)
+        s = torch.tensor([5.0, 6.0], device=device, requires_grad=True)
+    x.set_(s)
+    assert (x.requires_grad, x.is_leaf, type(x.grad_fn).__name__) == (True, False, "NotImplemented")
+    assert same_storage(x, s)
+    with raises(RuntimeError, NOT_IMPLEMENTED):
+        x.sum().backward()
+
+
+# > SET-11: `x.set_(s)` where `s` has another dtype raises RuntimeError whose message contains "Could not set
+# > tensor of type double to a tensor of type float" (for a float64 `s` into a float32 `x`); where `s` is on
+# > another device (a `meta` tensor into a `cpu` one, or the reverse) it raises RuntimeError whose message
+# > contains "the devices must match".
+@pytest.mark.clause("SET-11")
+def test_set_dtype_and_device_mismatch(device):
+    x = torch.tensor([1.0, 2.0], device=device)
+    with raises(RuntimeError, "Could not set tensor of type double to a tensor of type float"):
+        x.set_(torch.tensor([5.0, 6.0], device=device, dtype=torch.float64))
+    other = "cpu" if device == "meta" else "meta"
+    with raises(RuntimeError, "the devices must match"):
+        x.set_(torch.tensor([5.0, 6.0], device=other))
+    assert x.shape == torch.Size([2]) and x._version == 0

@@ -1,0 +1,217 @@
+"""Conformance tests for spec/swap_tensors.md (`torch.utils.swap_tensors`, swapping module conversion)."""
+
+import weakref
+from contextlib import contextmanager
+
+import pytest
+import torch
+import torch.__future__ as future
+from torch import nn
+
+from conformance.harness.checks import assert_values, raises, same_storage
+
+
+@contextmanager
+def swap_flag(value):
+    """Set torch.__future__'s swap flag and always put the old value back."""
+    old = future.get_swap_module_params_on_conversion()
+    future.set_swap_module_params_on_conversion(value)
+    try:
+        yield
+    finally:
+        future.set_swap_module_params_on_conversion(old)
+
+
+@contextmanager
+def overwrite_flag(value):
+    old = future.get_overwrite_module_params_on_conversion()
+    future.set_overwrite_module_params_on_conversion(value)
+    try:
+        yield
+    finally:
+        future.set_overwrite_module_params_on_conversion(old)
+
+
+OTHER = {"cpu": "meta", "cuda": "meta", "mps": "meta"}
+
+
+# > SWAP-1: After `torch.utils.swap_tensors(a, b)` both Python objects keep their identity (`id`), and `a` has the
+# > shape, dtype and storage `b` had, and `b` those `a` had.
+@pytest.mark.clause("SWAP-1")
+def test_swap_exchanges_metadata_keeps_identity(device):
+    a = torch.tensor([1.0, 2.0], device=device)
+    b = torch.tensor([3.0, 4.0, 5.0], device=device, dtype=torch.float64)
+    ia, ib, sa, sb = id(a), id(b), a.untyped_storage()._cdata, b.untyped_storage()._cdata
+    torch.utils.swap_tensors(a, b)
+    assert (id(a), id(b)) == (ia, ib)
+    assert (a.shape, a.dtype, b.shape, b.dtype) == (torch.Size([3]), torch.float64, torch.Size([2]), torch.float32)
+    assert (a.untyped_storage()._cdata, b.untyped_storage()._cdata) == (sb, sa)
+
+
+# > SWAP-2: The values are exchanged.
+@pytest.mark.clause("SWAP-2")
+def test_swap_exchanges_values(device):
+    a = torch.tensor([1.0, 2.0], device=device)
+    b = torch.tensor([3.0, 4.0, 5.0], device=device)
+    torch.utils.swap_tensors(a, b)
+    assert_values(a, [3.0, 4.0, 5.0], "a")
+    assert_values(b, [1.0, 2.0], "b")
+
+
+# > SWAP-3: The autograd state, the Python class and the `__dict__` are exchanged too: `requires_grad`, `.grad`;
+# > an `nn.Parameter` swapped with a plain tensor becomes a plain tensor and the tensor a Parameter.
+@pytest.mark.clause("SWAP-3")
+def test_swap_exchanges_autograd_state_and_class(device):
+    p = nn.Parameter(torch.tensor([1.0, 2.0], device=device))
+    (p * 2).sum().backward()
+    grad = p.grad
+    t = torch.tensor([5.0], device=device)
+    t.note = "t"
+    torch.utils.swap_tensors(p, t)
+    assert (type(p), type(t)) == (torch.Tensor, nn.Parameter)
+    assert (p.requires_grad, t.requires_grad) == (False, True)
+    assert p.grad is None and t.grad is grad
+    assert getattr(p, "note", None) == "t" and not hasattr(t, "note")
+
+
+# > SWAP-4: A tensor that has a weak reference cannot be swapped: RuntimeError "Cannot swap t1 because it has
+# > weakref associated with it" (or "t2"), and nothing is swapped.
+@pytest.mark.clause("SWAP-4")
+@pytest.mark.parametrize("which", ["t1", "t2"])
+def test_swap_with_weakref_raises(device, which):
+    a = torch.zeros(1, device=device)
+    b = torch.zeros(2, device=device)
+    ref = weakref.ref(a if which == "t1" else b)
+    with raises(RuntimeError, f"Cannot swap {which} because it has weakref associated with it"):
+        torch.utils.swap_tensors(a, b)
+    assert (a.shape, b.shape) == (torch.Size([1]), torch.Size([2]))
+    del ref
+
+
+# > SWAP-5: A leaf that requires grad and that a graph has saved for backward cannot be swapped: RuntimeError
+# > "Expected use_count of t1 to be 1 or 2"; a leaf used in a graph that did not save it can be.
+@pytest.mark.clause("SWAP-5")
+def test_swap_of_saved_leaf_raises(device):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    y = (x * x).sum()  # saves x
+    with raises(RuntimeError, "Expected use_count of t1 to be 1 or 2"):
+        torch.utils.swap_tensors(x, torch.zeros(2, device=device))
+    assert x.shape == torch.Size([2]) and y.requires_grad
+    z = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    w = (z * 2).sum()  # saves no tensor of z
+    torch.utils.swap_tensors(z, torch.zeros(3, device=device))
+    assert z.shape == torch.Size([3]) and w.requires_grad
+
+
+# > SWAP-6: Before 2.3, `torch.utils` has no `swap_tensors` and `torch.__future__` no
+# > `set_swap_module_params_on_conversion`.
+@pytest.mark.clause("SWAP-6")
+def test_swap_absent_before_2_3(device):
+    assert not hasattr(torch.utils, "swap_tensors")
+    assert not hasattr(future, "set_swap_module_params_on_conversion")
+
+
+# > SWAP-7: `torch.__future__.get_swap_module_params_on_conversion()` is False by default.
+@pytest.mark.clause("SWAP-7")
+def test_swap_flag_default_false(device):
+    assert future.get_swap_module_params_on_conversion() is False
+
+
+# > SWAP-8: By default, `module.double()` / `module.to(dtype)` keep each parameter object and change its dtype in
+# > place (so an optimizer built before sees the new dtype), also for its `.grad`.
+@pytest.mark.clause("SWAP-8")
+@pytest.mark.parametrize("spelling", ["double()", "to(torch.float64)"])
+def test_default_dtype_conversion_keeps_identity(device, spelling):
+    m = nn.Linear(2, 1, device=device)
+    m(torch.ones(1, 2, device=device)).sum().backward()
+    w, g = m.weight, m.weight.grad
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    m.double() if spelling == "double()" else m.to(torch.float64)
+    assert m.weight is w and opt.param_groups[0]["params"][0] is w
+    assert (w.dtype, type(w), w.requires_grad, w.is_leaf) == (torch.float64, nn.Parameter, True, True)
+    assert w.grad is g and g.dtype == torch.float64
+
+
+# > SWAP-9: By default, `module.to(device)` to a device of another tensor type (here `meta`) replaces each
+# > parameter by a new `nn.Parameter` object; an optimizer built before keeps the old one on the old device.
+@pytest.mark.clause("SWAP-9")
+def test_default_device_conversion_replaces_parameter(device):
+    m = nn.Linear(2, 1, device=device)
+    w = m.weight
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    m.to(OTHER[device])
+    assert m.weight is not w and type(m.weight) is nn.Parameter
+    assert m.weight.device.type == OTHER[device] and w.device.type == device
+    assert opt.param_groups[0]["params"][0] is w
+
+
+# > SWAP-10: With `set_swap_module_params_on_conversion(True)`, `module.double()` and `module.to(device)` keep
+# > each parameter object (swapped in place), so an optimizer built before holds the converted parameter.
+@pytest.mark.clause("SWAP-10")
+@pytest.mark.parametrize("spelling", ["double()", "to(torch.float64)", "to(other device)"])
+def test_swap_flag_conversion_keeps_identity(device, spelling):
+    with swap_flag(True):
+        m = nn.Linear(2, 1, device=device)
+        w = m.weight
+        opt = torch.optim.SGD(m.parameters(), lr=0.1)
+        if spelling == "double()":
+            m.double()
+        elif spelling == "to(torch.float64)":
+            m.to(torch.float64)
+        else:
+            m.to(OTHER.get(device, device))
+        assert m.weight is w and opt.param_groups[0]["params"][0] is w
+        assert (type(w), w.requires_grad, w.is_leaf) == (nn.Parameter, True, True)
+        if spelling == "to(other device)":
+            assert w.device.type == OTHER.get(device, device)
+        else:
+            assert w.dtype == torch.float64
+
+
+# > SWAP-11: With the flag set, converting a module whose parameter has a weak reference, or was saved by a graph,
+# > raises RuntimeError "Couldn't swap Linear.weight"; the parameter keeps its dtype.
+@pytest.mark.clause("SWAP-11")
+@pytest.mark.parametrize("holder", ["weakref", "saved by a graph"])
+def test_swap_flag_conversion_refused(device, holder):
+    m = nn.Linear(2, 1, device=device)
+    if holder == "weakref":
+        keep = weakref.ref(m.weight)
+    else:
+        keep = m(torch.ones(1, 2, device=device, requires_grad=True)).sum()
+    with swap_flag(True):
+        with raises(RuntimeError, "Couldn't swap Linear.weight"):
+            m.double()
+    assert m.weight.dtype == torch.float32
+    del keep
+
+
+# > SWAP-12: With `set_overwrite_module_params_on_conversion(True)` (and the swap flag off), `module.double()`
+# > replaces each parameter by a new `nn.Parameter` object.
+@pytest.mark.clause("SWAP-12")
+def test_overwrite_flag_replaces_parameter(device):
+    with overwrite_flag(True):
+        m = nn.Linear(2, 1, device=device)
+        w = m.weight
+        m.double()
+        assert m.weight is not w and type(m.weight) is nn.Parameter
+        assert (m.weight.dtype, w.dtype, m.weight.is_leaf, m.weight.requires_grad) == (
+            torch.float64,
+            torch.float32,
+            True,
+            True,
+        )
+
+
+# Seeds: neither source mentions swap_tensors. The English claim about reassignment, against swap_tensors.
+
+
+@pytest.mark.clause("SWAP-1", "SWAP-3")
+def test_seed_en_reassignment_vs_swap(device):
+    # English seed: "Directly reassigning a new value to a variable (e.g., x = something_new) creates a new variable
+    # and breaks the connection". swap_tensors gives x new contents while every reference keeps the same object.
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    holder = [x]
+    new = torch.tensor([3.0, 4.0, 5.0], device=device, requires_grad=True)
+    torch.utils.swap_tensors(x, new)
+    assert holder[0] is x and x.shape == torch.Size([3]) and x.requires_grad
+    assert not same_storage(x, new)

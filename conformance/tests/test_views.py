@@ -1,0 +1,515 @@
+"""Conformance tests for spec/views.md (views and in-place operations). Each test quotes the clause it proves."""
+
+import warnings
+
+import pytest
+import torch
+
+from conformance.harness.checks import assert_values, raises, same_storage
+
+LEAF = "leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF = "a view of a " + LEAF
+NO_GRAD_VIEW = "created in no_grad mode and is being modified inplace with grad mode enabled"
+MULTI = (
+    "This view is the output of a function that returns multiple views. "
+    "Such functions do not allow the output views to be modified inplace."
+)
+W = [1.0, 10.0, 100.0]  # weights of the loss (x * W).sum(), so that each position's gradient is visible
+
+
+def leaf(device, values=(1.0, 2.0, 3.0)):
+    return torch.tensor(list(values), device=device, requires_grad=True)
+
+
+def matrix(device, requires_grad=True):
+    return torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device, requires_grad=requires_grad)
+
+
+VIEWS = {
+    "x[0]": lambda x: x[0],
+    "x[:, 1:]": lambda x: x[:, 1:],
+    "x[:]": lambda x: x[:],
+    "x.view(4)": lambda x: x.view(4),
+    "x.reshape(4)": lambda x: x.reshape(4),
+    "x.flatten()": lambda x: x.flatten(),
+    "x.t()": lambda x: x.t(),
+    "x.transpose(0, 1)": lambda x: x.transpose(0, 1),
+    "x.permute(1, 0)": lambda x: x.permute(1, 0),
+    "x.unsqueeze(0)": lambda x: x.unsqueeze(0),
+    "x.narrow(0, 0, 1)": lambda x: x.narrow(0, 0, 1),
+    "x[0].expand(3, 2)": lambda x: x[0].expand(3, 2),
+    "x.diagonal()": lambda x: x.diagonal(),
+    "x.view_as(x)": lambda x: x.view_as(x),
+}
+NOT_VIEWS = {
+    "x": lambda x: x,
+    "x.clone()": lambda x: x.clone(),
+    "x + 0": lambda x: x + 0,
+    "x.detach()": lambda x: x.detach(),
+    "x.data": lambda x: x.data,
+    "x.contiguous()": lambda x: x.contiguous(),
+    "x.t().contiguous()": lambda x: x.t().contiguous(),
+    "x.t().reshape(4)": lambda x: x.t().reshape(4),
+}
+
+
+# > VIEW-1: A view (...) has `_is_view()` True and `_base` the tensor it was taken from, and shares its storage;
+# > a view of a view has as `_base` the tensor that is not a view, not the intermediate view.
+@pytest.mark.clause("VIEW-1")
+@pytest.mark.parametrize("kind", list(VIEWS))
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_view_has_base(device, kind, requires_grad):
+    x = matrix(device, requires_grad)
+    v = VIEWS[kind](x)
+    assert v._is_view() is True
+    assert v._base is x
+    assert same_storage(v, x)
+    vv = VIEWS[kind](x).unsqueeze(0)
+    assert vv._is_view() is True and vv._base is x
+
+
+# > VIEW-2: A tensor that is not a view (...) has `_is_view()` False and `_base` None, even when it shares
+# > storage with `x` (`x.detach()`, `x.data`).
+@pytest.mark.clause("VIEW-2")
+@pytest.mark.parametrize("kind", list(NOT_VIEWS))
+def test_non_view_has_no_base(device, kind):
+    x = matrix(device)
+    t = NOT_VIEWS[kind](x)
+    assert t._is_view() is False
+    assert t._base is None
+    if kind in ("x.detach()", "x.data"):
+        assert same_storage(t, x)
+
+
+def _update(v, spelling):
+    """Apply an in-place update spelled `spelling` to the 2-element view `v`; the value operand never requires grad."""
+    if spelling == "v.add_(1)":
+        v.add_(1)
+    elif spelling == "v += 1":
+        v += 1
+    elif spelling == "v.mul_(2)":
+        v.mul_(2)
+    elif spelling == "v *= 2":
+        v *= 2
+    elif spelling == "v.copy_(t)":
+        v.copy_(torch.tensor([7.0, 8.0], device=v.device))
+    elif spelling == "v.zero_()":
+        v.zero_()
+    elif spelling == "v.fill_(7)":
+        v.fill_(7.0)
+    elif spelling == "v[0] = 7":
+        v[0] = 7.0
+    elif spelling == "v[...] = t":
+        v[...] = torch.tensor([7.0, 8.0], device=v.device)
+    else:
+        raise AssertionError(spelling)
+
+
+SPELLINGS = [
+    "v.add_(1)",
+    "v += 1",
+    "v.mul_(2)",
+    "v *= 2",
+    "v.copy_(t)",
+    "v.zero_()",
+    "v.fill_(7)",
+    "v[0] = 7",
+    "v[...] = t",
+]
+# values of x = [1, 2, 3] after updating v = x[1:]
+AFTER = {
+    "v.add_(1)": [1.0, 3.0, 4.0],
+    "v += 1": [1.0, 3.0, 4.0],
+    "v.mul_(2)": [1.0, 4.0, 6.0],
+    "v *= 2": [1.0, 4.0, 6.0],
+    "v.copy_(t)": [1.0, 7.0, 8.0],
+    "v.zero_()": [1.0, 0.0, 0.0],
+    "v.fill_(7)": [1.0, 7.0, 7.0],
+    "v[0] = 7": [1.0, 7.0, 3.0],
+    "v[...] = t": [1.0, 7.0, 8.0],
+}
+LEAF_VIEWS = {
+    "x[1:]": lambda x: x[1:],
+    "x.narrow(0, 1, 2)": lambda x: x.narrow(0, 1, 2),
+    "x.view(3)[1:]": lambda x: x.view(3)[1:],
+    "x.unsqueeze(0)[0, 1:]": lambda x: x.unsqueeze(0)[0, 1:],
+}
+
+
+# > VIEW-3: With grad mode enabled, an in-place operation on a view of a leaf that requires grad raises
+# > RuntimeError whose message is "a view of a leaf Variable that requires grad is being used in an in-place
+# > operation.".
+@pytest.mark.clause("VIEW-3")
+@pytest.mark.parametrize("spelling", SPELLINGS)
+@pytest.mark.parametrize("view", list(LEAF_VIEWS))
+def test_inplace_on_view_of_leaf_raises(device, spelling, view):
+    x = leaf(device)
+    v = LEAF_VIEWS[view](x)
+    with raises(RuntimeError, VIEW_OF_LEAF) as info:
+        _update(v, spelling)
+    assert str(info.value) == VIEW_OF_LEAF
+
+
+@pytest.mark.clause("VIEW-3")
+@pytest.mark.parametrize("kind", ["x[:]", "x.view(4)", "x.t()", "x.unsqueeze(0)", "x.diagonal()", "x[0].expand(3, 2)"])
+def test_inplace_on_other_views_of_leaf_raises(device, kind):
+    x = matrix(device)
+    with raises(RuntimeError, VIEW_OF_LEAF):
+        VIEWS[kind](x).mul_(2)
+
+
+# > VIEW-4: The refused operation changes no metadata: `x` is still a leaf that requires grad with no `grad_fn`,
+# > and the `_version` of `x` and of the view are unchanged.
+@pytest.mark.clause("VIEW-4")
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_refused_view_update_changes_no_metadata(device, spelling):
+    x = leaf(device)
+    v = x[1:]
+    with pytest.raises(RuntimeError):
+        _update(v, spelling)
+    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version, v._version) == (True, True, None, 0, 0)
+
+
+# > VIEW-5: ... and leaves the values of `x` as they were.
+@pytest.mark.clause("VIEW-5")
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_refused_view_update_changes_no_values(device, spelling):
+    x = leaf(device)
+    v = x[1:]
+    with pytest.raises(RuntimeError):
+        _update(v, spelling)
+    assert_values(x, [1.0, 2.0, 3.0], f"x after refused {spelling}")
+
+
+# > VIEW-6: Inside `torch.no_grad()`, the same operations on a view (taken with grad mode on) of a leaf that
+# > requires grad are accepted: `x` stays a leaf that requires grad with no `grad_fn`; the `_version` of `x` and
+# > of the view go up by 1.
+@pytest.mark.clause("VIEW-6")
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_view_of_leaf_update_under_no_grad(device, spelling):
+    x = leaf(device)
+    v = x[1:]
+    with torch.no_grad():
+        _update(v, spelling)
+    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version, v._version) == (True, True, None, 1, 1)
+
+
+# > VIEW-7: The values written through the view are the values of `x` at the positions the view covers.
+@pytest.mark.clause("VIEW-7")
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_view_of_leaf_update_under_no_grad_values(device, spelling):
+    x = leaf(device)
+    v = x[1:]
+    with torch.no_grad():
+        _update(v, spelling)
+    assert_values(x, AFTER[spelling], f"x after {spelling} on x[1:]")
+
+
+# > VIEW-8: On a view of a non-leaf `x` that requires grad, the operations are accepted with grad mode enabled;
+# > `x`'s history is rebased: its `grad_fn` becomes a `CopySlices` node; `x` stays a non-leaf; the view stays a
+# > view of `x` with a new `grad_fn`; the `_version` of both goes up by 1.
+@pytest.mark.clause("VIEW-8")
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_view_of_non_leaf_update_rebases_base(device, spelling):
+    a = leaf(device)
+    x = a * 2
+    v = x[1:]
+    before_x, before_v = x.grad_fn, v.grad_fn
+    _update(v, spelling)
+    assert type(x.grad_fn).__name__ == "CopySlices"
+    assert x.grad_fn is not before_x
+    assert (x.is_leaf, x.requires_grad) == (False, True)
+    assert v._is_view() and v._base is x
+    assert v.grad_fn is not None and v.grad_fn is not before_v
+    assert (x._version, v._version) == (1, 1)
+
+
+# spelling -> gradient of (x * W).sum() w.r.t. a, for x = a * 2, a = [1, 2, 3], after updating v = x[1:]
+GRADS = {
+    "v.add_(1)": [2.0, 20.0, 200.0],
+    "v += 1": [2.0, 20.0, 200.0],
+    "v.mul_(2)": [2.0, 40.0, 400.0],
+    "v *= 2": [2.0, 40.0, 400.0],
+    "v.copy_(t)": [2.0, 0.0, 0.0],
+    "v.zero_()": [2.0, 0.0, 0.0],
+    "v.fill_(7)": [2.0, 0.0, 0.0],
+    "v[0] = 7": [2.0, 0.0, 200.0],
+    "v[...] = t": [2.0, 0.0, 0.0],
+}
+
+
+# > VIEW-9: Gradients reach the original leaf with correct values, through the base and through the view.
+@pytest.mark.clause("VIEW-9")
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_view_of_non_leaf_update_gradient_through_base(device, spelling):
+    a = leaf(device)
+    x = a * 2
+    _update(x[1:], spelling)
+    (x * torch.tensor(W, device=device)).sum().backward()
+    assert_values(a.grad, GRADS[spelling], f"a.grad after {spelling} on x[1:]")
+
+
+@pytest.mark.clause("VIEW-9")
+def test_view_of_non_leaf_update_gradient_through_view(device):
+    a = leaf(device)
+    x = a * 2
+    v = x[1:]
+    v.mul_(10)
+    (v * torch.tensor([1.0, 10.0], device=device)).sum().backward()
+    assert_values(a.grad, [0.0, 20.0, 200.0], "a.grad through the updated view")
+
+
+@pytest.mark.clause("VIEW-9")
+def test_view_update_with_operand_requiring_grad(device):
+    a = leaf(device)
+    w = torch.tensor([3.0, 4.0], device=device, requires_grad=True)
+    x = a * 2
+    x[1:].mul_(w)
+    (x * torch.tensor(W, device=device)).sum().backward()
+    assert_values(a.grad, [2.0, 60.0, 800.0], "a.grad")
+    assert_values(w.grad, [40.0, 600.0], "w.grad")
+
+
+def _base_of(kind, device):
+    if kind == "leaf":
+        return leaf(device)
+    if kind == "non-leaf":
+        return leaf(device) * 2
+    return torch.tensor([1.0, 2.0, 3.0], device=device)
+
+
+# > VIEW-10: A view taken inside `torch.no_grad()` of a tensor that requires grad is a view (`_is_view()` True,
+# > `_base` that tensor) that requires grad, yet has no `grad_fn` and is a leaf.
+@pytest.mark.clause("VIEW-10")
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_view_taken_under_no_grad(device, kind):
+    x = _base_of(kind, device)
+    with torch.no_grad():
+        v = x[1:]
+    assert (v._is_view(), v._base is x) == (True, True)
+    assert (v.requires_grad, v.grad_fn, v.is_leaf) == (True, None, True)
+
+
+def _no_grad_view_update(v, spelling, operand):
+    if spelling == "v.mul_(w)":
+        v.mul_(operand)
+    elif spelling == "v.add_(w)":
+        v.add_(operand)
+    elif spelling == "v += w":
+        v += operand
+    elif spelling == "v.copy_(w)":
+        v.copy_(operand)
+    elif spelling == "v[0] = w[0]":
+        v[0] = operand[0]
+    else:
+        _update(v, spelling)
+
+
+NO_GRAD_SPELLINGS = ["v.add_(1)", "v += 1", "v.mul_(2)", "v.copy_(t)", "v.zero_()", "v[0] = 7"]
+OPERAND_SPELLINGS = ["v.mul_(w)", "v.add_(w)", "v += w", "v.copy_(w)", "v[0] = w[0]"]
+
+
+# > VIEW-11: A view taken inside `torch.no_grad()` and then modified in place with grad mode enabled raises
+# > RuntimeError whose message contains "created in no_grad mode and is being modified inplace with grad mode
+# > enabled": when its base requires grad (a leaf, where this replaces the message of VIEW-3, or a non-leaf),
+# > and when its base does not require grad but the other operand does.
+@pytest.mark.clause("VIEW-11")
+@pytest.mark.parametrize("spelling", NO_GRAD_SPELLINGS)
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_no_grad_view_modified_with_grad_raises(device, spelling, kind):
+    x = _base_of(kind, device)
+    with torch.no_grad():
+        v = x[1:]
+    with raises(RuntimeError, NO_GRAD_VIEW):
+        _update(v, spelling)
+
+
+@pytest.mark.clause("VIEW-11")
+@pytest.mark.parametrize("spelling", OPERAND_SPELLINGS)
+def test_no_grad_view_modified_with_operand_requiring_grad_raises(device, spelling):
+    x = _base_of("plain", device)
+    w = torch.tensor([3.0, 4.0], device=device, requires_grad=True)
+    with torch.no_grad():
+        v = x[1:]
+    with raises(RuntimeError, NO_GRAD_VIEW):
+        _no_grad_view_update(v, spelling, w)
+
+
+# > VIEW-12: That refused operation leaves `_version` of the view and of its base unchanged.
+@pytest.mark.clause("VIEW-12")
+@pytest.mark.parametrize("spelling", NO_GRAD_SPELLINGS)
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_no_grad_view_refusal_changes_no_version(device, spelling, kind):
+    x = _base_of(kind, device)
+    with torch.no_grad():
+        v = x[1:]
+    with pytest.raises(RuntimeError):
+        _update(v, spelling)
+    assert (x._version, v._version) == (0, 0)
+
+
+# > VIEW-13: A view taken inside `torch.no_grad()` is accepted when modified in place inside `torch.no_grad()`
+# > too (the `_version` of both goes up by 1), and when neither its base
+# > nor the other operand requires grad, also with grad mode enabled.
+@pytest.mark.clause("VIEW-13")
+@pytest.mark.parametrize("spelling", NO_GRAD_SPELLINGS)
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf", "plain"])
+def test_no_grad_view_modified_under_no_grad(device, spelling, kind):
+    x = _base_of(kind, device)
+    with torch.no_grad():
+        v = x[1:]
+        _update(v, spelling)
+    assert (x._version, v._version) == (1, 1)
+
+
+@pytest.mark.clause("VIEW-13")
+@pytest.mark.parametrize("spelling", NO_GRAD_SPELLINGS)
+def test_no_grad_view_of_plain_tensor_modified_with_grad(device, spelling):
+    x = _base_of("plain", device)
+    with torch.no_grad():
+        v = x[1:]
+    _update(v, spelling)
+    assert (x._version, v._version, x.requires_grad, v.requires_grad) == (1, 1, False, False)
+
+
+# > VIEW-18: The values written under `torch.no_grad()` through a view taken under `torch.no_grad()` are the
+# > values of its base at the positions the view covers.
+@pytest.mark.clause("VIEW-18")
+@pytest.mark.parametrize("spelling", NO_GRAD_SPELLINGS)
+def test_no_grad_view_modified_under_no_grad_values(device, spelling):
+    x = _base_of("leaf", device)
+    with torch.no_grad():
+        v = x[1:]
+        _update(v, spelling)
+    assert_values(x, AFTER[spelling], f"x after {spelling} on a no_grad view")
+
+
+MULTI_OUTPUT = {
+    "x.unbind()": lambda x: x.unbind(),
+    "torch.unbind(x)": lambda x: torch.unbind(x),
+    "x.split(2)": lambda x: x.split(2),
+    "torch.split(x, 2)": lambda x: torch.split(x, 2),
+    "x.split([1, 3])": lambda x: x.split([1, 3]),
+    "x.chunk(2)": lambda x: x.chunk(2),
+    "torch.chunk(x, 2)": lambda x: torch.chunk(x, 2),
+}
+
+
+def _vector(kind, device):
+    a = torch.tensor([1.0, 2.0, 3.0, 4.0], device=device, requires_grad=kind != "plain")
+    return a * 2 if kind == "non-leaf" else a
+
+
+def _multi_update(o, spelling, operand=None):
+    if spelling == "o.mul_(2)":
+        o.mul_(2)
+    elif spelling == "o += 1":
+        o += 1
+    elif spelling == "o.copy_(t)":
+        o.copy_(torch.zeros_like(o))
+    elif spelling == "o.zero_()":
+        o.zero_()
+    elif spelling == "o.mul_(w)":
+        o.mul_(operand)
+    else:
+        raise AssertionError(spelling)
+
+
+MULTI_SPELLINGS = ["o.mul_(2)", "o += 1", "o.copy_(t)", "o.zero_()"]
+
+
+# > VIEW-14: The outputs of `unbind`, `split` and `chunk` are views of their input (`_is_view()` True, `_base` the
+# > input).
+@pytest.mark.clause("VIEW-14")
+@pytest.mark.parametrize("op", list(MULTI_OUTPUT))
+def test_multi_output_views_are_views(device, op):
+    x = _vector("leaf", device)
+    for o in MULTI_OUTPUT[op](x):
+        assert (o._is_view(), o._base is x) == (True, True)
+        assert same_storage(o, x)
+
+
+# > VIEW-15: With grad mode enabled, an in-place operation on one of those outputs raises RuntimeError whose
+# > message contains "This view is the output of a function that returns multiple views. Such functions do not
+# > allow the output views to be modified inplace.", whether the input is a leaf that requires grad (this
+# > replaces the message of VIEW-3) or a non-leaf, or does not require grad while the other operand does; no
+# > warning is emitted first.
+@pytest.mark.clause("VIEW-15")
+@pytest.mark.parametrize("spelling", MULTI_SPELLINGS)
+@pytest.mark.parametrize("op", list(MULTI_OUTPUT))
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_multi_output_view_inplace_raises(device, spelling, op, kind):
+    x = _vector(kind, device)
+    o = MULTI_OUTPUT[op](x)[0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with raises(RuntimeError, MULTI):
+            _multi_update(o, spelling)
+    assert [str(w.message) for w in caught] == []
+
+
+@pytest.mark.clause("VIEW-15")
+@pytest.mark.parametrize("op", list(MULTI_OUTPUT))
+def test_multi_output_view_inplace_with_operand_requiring_grad_raises(device, op):
+    x = _vector("plain", device)
+    o = MULTI_OUTPUT[op](x)[0]
+    w = torch.ones_like(o).requires_grad_()
+    with raises(RuntimeError, MULTI):
+        _multi_update(o, "o.mul_(w)", w)
+
+
+# > VIEW-16: That refused operation changes no `_version` and does not replace the `grad_fn` of the input.
+@pytest.mark.clause("VIEW-16")
+@pytest.mark.parametrize("op", list(MULTI_OUTPUT))
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_multi_output_view_refusal_changes_nothing(device, op, kind):
+    x = _vector(kind, device)
+    fn = x.grad_fn
+    outs = MULTI_OUTPUT[op](x)
+    with pytest.raises(RuntimeError):
+        outs[0].mul_(2)
+    assert x._version == 0 and all(o._version == 0 for o in outs)
+    assert x.grad_fn is fn
+
+
+# > VIEW-17: The same operations are accepted inside `torch.no_grad()`, and with grad mode enabled when neither
+# > the input nor the other operand requires grad; the `_version` of the input and of every output goes up by 1.
+@pytest.mark.clause("VIEW-17")
+@pytest.mark.parametrize("spelling", MULTI_SPELLINGS)
+@pytest.mark.parametrize("op", list(MULTI_OUTPUT))
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf", "plain"])
+def test_multi_output_view_inplace_accepted(device, spelling, op, kind):
+    x = _vector(kind, device)
+    outs = MULTI_OUTPUT[op](x)
+    if kind == "plain":
+        _multi_update(outs[0], spelling)
+    else:
+        with torch.no_grad():
+            _multi_update(outs[0], spelling)
+    assert x._version == 1 and all(o._version == 1 for o in outs)
+
+
+# Seeds, run as written (fixing only what stops them from running, as noted).
+
+
+@pytest.mark.clause("INDEX-1", "VIEW-1", "VIEW-3")
+def test_seed_en_correct_approach_slicing(device):
+    # English seed, "Avoiding variable reassignment", "Correct approach", verbatim:
+    x = torch.tensor([1.0, 2.0], requires_grad=True, device=device)
+    with raises(RuntimeError, LEAF):
+        x[:] = torch.tensor([3.0, 4.0], device=device)  # Modifies existing variable using slicing
+    # "slicing" gives a view of x; written as an in-place operation on that view, the refusal is VIEW-3's:
+    v = x[:]
+    assert v._is_view() and v._base is x
+    with raises(RuntimeError, VIEW_OF_LEAF):
+        v.copy_(torch.tensor([3.0, 4.0], device=device))
+
+
+@pytest.mark.clause("VIEW-2")
+def test_seed_ko_detach_copy_is_not_a_view(device):
+    # Korean seed, "detach() 메서드 사용"; torch.Variable(t) (which does not exist) replaced by t.
+    x = torch.randn(5, device=device)
+    y = x.detach().copy_(torch.randn(5, device=device))
+    # y shares the storage of x, but autograd does not treat it as a view of x:
+    assert same_storage(y, x)
+    assert (y._is_view(), y._base) == (False, None)

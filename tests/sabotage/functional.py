@@ -1,0 +1,42 @@
+"""Ways to break functional updates (spec/functional.md)."""
+
+import functools
+
+import torch
+from torch.nn.utils import parametrize
+
+_functional_call = torch.func.functional_call
+_register = parametrize.register_parametrization
+
+
+def functional_call_writes_parameters():
+    """`functional_call` copies the replacements into the module's parameters and calls the module."""
+
+    def functional_call(module, params, args, kwargs=None, **rest):
+        named = dict(module.named_parameters())
+        with torch.no_grad():
+            for name, value in params.items():
+                if name in named:
+                    named[name].copy_(value)
+        args = args if isinstance(args, tuple) else (args,)
+        return module(*args, **(kwargs or {}))
+
+    torch.func.functional_call = functools.wraps(_functional_call)(functional_call)
+
+
+def parametrization_applied_once():
+    """`register_parametrization` applies the function once to the weight's values and registers nothing."""
+
+    def register(module, tensor_name, parametrization, *args, **kwargs):
+        tensor = getattr(module, tensor_name)
+        with torch.no_grad():
+            tensor.copy_(parametrization(tensor))
+        return module
+
+    parametrize.register_parametrization = functools.wraps(_register)(register)
+
+
+CASES = [
+    ("functional_call_writes_parameters", "test_functional.py", {"FUNC-2", "FUNC-3", "FUNC-4", "FUNC-5"}),
+    ("parametrization_applied_once", "test_functional.py", {"FUNC-7", "FUNC-9", "FUNC-10", "FUNC-11", "FUNC-12"}),
+]

@@ -1,0 +1,69 @@
+"""Ways to break `torch.inference_mode` (spec/inference_mode.md)."""
+
+import functools
+
+import torch
+
+
+def inference_mode_is_no_grad():
+    """`torch.inference_mode()` as `torch.no_grad()` (and `inference_mode(False)` as `enable_grad()`)."""
+
+    class inference_mode:
+        def __init__(self, mode=True):
+            self.mode = mode
+            self.cm = None
+
+        def __enter__(self):
+            self.cm = torch.no_grad() if self.mode else torch.enable_grad()
+            return self.cm.__enter__()
+
+        def __exit__(self, *exc):
+            return self.cm.__exit__(*exc)
+
+        def __call__(self, func):
+            @functools.wraps(func)
+            def wrapper(*args, **kwargs):
+                with inference_mode(self.mode):
+                    return func(*args, **kwargs)
+
+            return wrapper
+
+    torch.inference_mode = inference_mode
+
+
+def clone_keeps_inference():
+    """`t.clone()` of an inference tensor returns an inference tensor (made inside the mode)."""
+    clone = torch.Tensor.clone
+
+    def patched(self, *args, **kwargs):
+        if self.is_inference():
+            with torch.inference_mode():
+                return clone(self, *args, **kwargs)
+        return clone(self, *args, **kwargs)
+
+    torch.Tensor.clone = patched
+
+
+def inplace_inside_skips_version_bump():
+    """In-place methods of normal tensors inside inference mode run on a `.data` alias (no version bump)."""
+    for name in ("add_", "mul_", "zero_", "copy_", "__iadd__", "__setitem__"):
+        original = getattr(torch.Tensor, name)
+
+        def patched(self, *args, _original=original, **kwargs):
+            if torch.is_inference_mode_enabled() and not self.is_inference():
+                _original(self.data, *args, **kwargs)
+                return None if _original is torch.Tensor.__setitem__ else self
+            return _original(self, *args, **kwargs)
+
+        setattr(torch.Tensor, name, patched)
+
+
+CASES = [
+    (
+        "inference_mode_is_no_grad",
+        "test_inference_mode.py",
+        {"INFER-1", "INFER-2", "INFER-5", "INFER-6", "INFER-9", "INFER-11", "INFER-19", "INFER-20"},
+    ),
+    ("clone_keeps_inference", "test_inference_mode.py", {"INFER-12"}),
+    ("inplace_inside_skips_version_bump", "test_inference_mode.py", {"INFER-13", "INFER-14"}),
+]

@@ -1,0 +1,44 @@
+"""Ways to break views and in-place operations under autograd (spec/views.md)."""
+
+import functools
+
+import torch
+
+
+def multi_output_returns_copies():
+    """`unbind`/`split`/`chunk` return clones instead of views: no shared storage, in-place allowed."""
+    for owner in (torch, torch.Tensor):
+        for name in ("unbind", "split", "chunk"):
+            original = getattr(owner, name)
+
+            def copies(*args, _original=original, **kwargs):
+                return tuple(t.clone() for t in _original(*args, **kwargs))
+
+            setattr(owner, name, functools.wraps(original)(copies))
+
+
+def views_forget_their_base():
+    """`_base` is always None and `_is_view()` always False."""
+    torch.Tensor._base = property(lambda self: None)
+    torch.Tensor._is_view = lambda self: False
+
+
+def inplace_on_view_under_no_grad():
+    """In-place methods on a view run as if under no_grad: no refusal, no rebase of the base's history."""
+    for name in ("add_", "mul_", "copy_", "zero_", "fill_", "__iadd__", "__imul__"):
+        original = getattr(torch.Tensor, name)
+
+        def method(self, *args, _original=original, **kwargs):
+            if self._is_view():
+                with torch.no_grad():
+                    return _original(self, *args, **kwargs)
+            return _original(self, *args, **kwargs)
+
+        setattr(torch.Tensor, name, functools.wraps(original)(method))
+
+
+CASES = [
+    ("multi_output_returns_copies", "test_views.py", {"VIEW-14", "VIEW-15", "VIEW-16", "VIEW-17"}),
+    ("views_forget_their_base", "test_views.py", {"VIEW-1", "VIEW-8", "VIEW-10", "VIEW-14"}),
+    ("inplace_on_view_under_no_grad", "test_views.py", {"VIEW-3", "VIEW-8", "VIEW-9", "VIEW-11", "VIEW-15"}),
+]
