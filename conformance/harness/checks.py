@@ -24,3 +24,15 @@ def raises(exc_type, fragment: str):
     """pytest.raises with a literal message fragment; the failure names both."""
     with pytest.raises(exc_type, match=re.escape(fragment)) as info:
         yield info
+
+
+def leaf(device, values=(1.0, 2.0)):
+    """A leaf that requires grad, holding the given values (float32)."""
+    import torch
+
+    return torch.tensor(list(values), device=device, requires_grad=True)
+
+
+# Message fragments that several pages assert; each is identical on every release of the window.
+SAVED_MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
+NO_GRAD_FN = "element 0 of tensors does not require grad and does not have a grad_fn"

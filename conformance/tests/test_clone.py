@@ -3,14 +3,10 @@
 import pytest
 import torch
 
-from conformance.harness.checks import assert_values, raises, same_storage
+from conformance.harness.checks import assert_values, leaf, raises, same_storage
 
 OUT_NOT_DIFFERENTIABLE = "functions with out=... arguments don't support automatic differentiation"
 COPY_CONSTRUCT = "To copy construct from a tensor, it is recommended to use sourceTensor."
-
-
-def leaf(device, values=(1.0, 2.0)):
-    return torch.tensor(list(values), device=device, requires_grad=True)
 
 
 # > CLONE-1: `x.clone()` returns a new tensor object with its own storage (not shared with `x`), with the

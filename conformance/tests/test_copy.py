@@ -3,16 +3,11 @@
 import pytest
 import torch
 
-from conformance.harness.checks import assert_values, raises, same_storage
+from conformance.harness.checks import NO_GRAD_FN, assert_values, leaf, raises, same_storage
 
 LEAF_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation."
-NO_GRAD_FN = "element 0 of tensors does not require grad and does not have a grad_fn"
 NO_DATA = "Cannot copy out of meta tensor; no data!"
 COMPLEX_TO_REAL = "Casting complex values to real discards the imaginary part"
-
-
-def leaf(device, values=(1.0, 2.0)):
-    return torch.tensor(list(values), device=device, requires_grad=True)
 
 
 SOURCES = {

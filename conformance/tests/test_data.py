@@ -3,11 +3,7 @@
 import pytest
 import torch
 
-from conformance.harness.checks import assert_values, raises, same_storage
-
-
-def leaf(device, values=(1.0, 2.0)):
-    return torch.tensor(list(values), device=device, requires_grad=True)
+from conformance.harness.checks import assert_values, leaf, raises, same_storage
 
 
 # > DATA-1: `x.data` returns a tensor object other than `x` (a new one at every access) that shares

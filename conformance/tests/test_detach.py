@@ -3,14 +3,7 @@
 import pytest
 import torch
 
-from conformance.harness.checks import assert_values, raises, same_storage
-
-SAVED_MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
-NO_GRAD_FN = "element 0 of tensors does not require grad and does not have a grad_fn"
-
-
-def leaf(device, values=(1.0, 2.0)):
-    return torch.tensor(list(values), device=device, requires_grad=True)
+from conformance.harness.checks import NO_GRAD_FN, SAVED_MODIFIED, assert_values, leaf, raises, same_storage
 
 
 def source(device, kind):

@@ -6,13 +6,9 @@ import pytest
 import torch
 from torch import nn
 
-from conformance.harness.checks import assert_values, raises
+from conformance.harness.checks import assert_values, leaf, raises
 
 NON_LEAF_WARNING = "is not a leaf Tensor is being accessed"
-
-
-def leaf(device, values=(1.0, 2.0)):
-    return torch.tensor(list(values), device=device, requires_grad=True)
 
 
 def with_grad(device):

@@ -3,17 +3,17 @@
 import pytest
 import torch
 
-from conformance.harness.checks import assert_values, raises
+from conformance.harness.checks import SAVED_MODIFIED, assert_values, raises
+from conformance.harness.checks import leaf as make_leaf
 
 LEAF = "leaf Variable that requires grad is being used in an in-place operation."
 LEAF_ERROR = "a " + LEAF
 VIEW_ERROR = "a view of a " + LEAF
-MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
 W = [1.0, 10.0, 100.0]  # weights of the loss (x * W).sum(), so that each position's gradient is visible
 
 
 def leaf(device, values=(1.0, 2.0, 3.0)):
-    return torch.tensor(list(values), device=device, requires_grad=True)
+    return make_leaf(device, values)
 
 
 def t(x, *values):
@@ -354,7 +354,7 @@ def test_assignment_into_saved_tensor_breaks_backward(device, spelling, kind):
         with torch.no_grad():
             SETS[spelling][0](x)
     assert x._version == 1
-    with raises(RuntimeError, MODIFIED):
+    with raises(RuntimeError, SAVED_MODIFIED):
         loss.backward()
 
 

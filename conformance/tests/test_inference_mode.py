@@ -7,17 +7,12 @@ managers only, so they are restored even when an assertion fails.
 import pytest
 import torch
 
-from conformance.harness.checks import assert_values, raises
+from conformance.harness.checks import SAVED_MODIFIED, assert_values, leaf, raises
 
 CANNOT_SAVE = "Inference tensors cannot be saved for backward"
 NO_INPLACE = "Inplace update to inference tensor outside InferenceMode is not allowed"
 NO_REQUIRES_GRAD = "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed"
 NO_VERSION = "Inference tensors do not track version counter"
-SAVED_MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
-
-
-def leaf(device, values=(1.0, 2.0)):
-    return torch.tensor(list(values), device=device, requires_grad=True)
 
 
 def inference_tensor(device, values=(1.0, 2.0)):

@@ -5,13 +5,13 @@ import warnings
 import pytest
 import torch
 
-from conformance.harness.checks import assert_values, raises
+from conformance.harness.checks import SAVED_MODIFIED, assert_values, raises
+from conformance.harness.checks import leaf as make_leaf
 
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
 OUT_ERROR = (
     "functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad"
 )
-MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
 HINT_OLD = (
     "Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
     "with torch.autograd.set_detect_anomaly(True)."
@@ -27,7 +27,7 @@ HINT_ANOMALY = (
 
 
 def leaf(device, values=(1.0, 2.0, 3.0)):
-    return torch.tensor(list(values), device=device, requires_grad=True)
+    return make_leaf(device, values)
 
 
 def _iadd(x):
@@ -233,7 +233,7 @@ SAVED = ["leaf: x.add_(1)", "leaf: x.zero_()", "leaf: torch.add(x, 1, out=x)",
 def test_backward_after_modifying_saved_tensor_raises(device, spelling):
     loss, x = _saved_then_modified(device, spelling)
     assert x._version == 1
-    with raises(RuntimeError, MODIFIED):
+    with raises(RuntimeError, SAVED_MODIFIED):
         loss.backward()
 
 
@@ -270,7 +270,7 @@ def test_backward_error_names_dtype_and_shape_of_2d_double(device):
 @pytest.mark.parametrize("spelling", SAVED)
 def test_backward_error_hint_before_2_11(device, spelling):
     loss, _ = _saved_then_modified(device, spelling)
-    with raises(RuntimeError, MODIFIED) as info:
+    with raises(RuntimeError, SAVED_MODIFIED) as info:
         loss.backward()
     assert str(info.value).endswith(HINT_OLD)
 
@@ -281,7 +281,7 @@ def test_backward_error_hint_before_2_11(device, spelling):
 @pytest.mark.parametrize("spelling", SAVED)
 def test_backward_error_hint_since_2_11(device, spelling):
     loss, _ = _saved_then_modified(device, spelling)
-    with raises(RuntimeError, MODIFIED) as info:
+    with raises(RuntimeError, SAVED_MODIFIED) as info:
         loss.backward()
     assert str(info.value).endswith(HINT_NEW)
 
@@ -302,7 +302,7 @@ def test_backward_error_under_anomaly_mode(device, manager):
         # check_nan=False: the NaN check reads values, which meta tensors do not have.
         mode = (torch.autograd.detect_anomaly(check_nan=False) if manager == "detect_anomaly"
                 else torch.autograd.set_detect_anomaly(True, check_nan=False))
-        with mode, raises(RuntimeError, MODIFIED) as info:
+        with mode, raises(RuntimeError, SAVED_MODIFIED) as info:
             loss.backward()
     assert str(info.value).endswith(HINT_ANOMALY)
     assert "set_detect_anomaly" not in str(info.value)
@@ -405,7 +405,7 @@ def _saved_non_leaf_error(device, case):
     loss = (x * x).sum()
     modify(x)
     assert type(x.grad_fn).__name__ == name
-    with raises(RuntimeError, MODIFIED) as info:
+    with raises(RuntimeError, SAVED_MODIFIED) as info:
         loss.backward()
     return str(info.value), name
 

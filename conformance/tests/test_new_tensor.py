@@ -5,9 +5,8 @@ import warnings
 import pytest
 import torch
 
-from conformance.harness.checks import assert_values, raises, same_storage
+from conformance.harness.checks import NO_GRAD_FN, assert_values, raises, same_storage
 
-NO_GRAD_FN = "element 0 of tensors does not require grad and does not have a grad_fn"
 NOT_SCALAR = "grad can be implicitly created only for scalar outputs"
 NON_LEAF_GRAD = "is not a leaf Tensor is being accessed"
 

@@ -9,10 +9,7 @@ import threading
 import pytest
 import torch
 
-from conformance.harness.checks import assert_values, raises
-
-SAVED_MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
-NO_GRAD_FN = "element 0 of tensors does not require grad and does not have a grad_fn"
+from conformance.harness.checks import NO_GRAD_FN, SAVED_MODIFIED, assert_values, leaf, raises
 
 DISABLING = {
     "torch.no_grad()": torch.no_grad,
@@ -22,10 +19,6 @@ ENABLING = {
     "torch.enable_grad()": torch.enable_grad,
     "torch.set_grad_enabled(True)": lambda: torch.set_grad_enabled(True),
 }
-
-
-def leaf(device, values=(1.0, 2.0)):
-    return torch.tensor(list(values), device=device, requires_grad=True)
 
 
 # > NOGRAD-1: Inside `with torch.no_grad():` or `with torch.set_grad_enabled(False):`,

@@ -3,13 +3,9 @@
 import pytest
 import torch
 
-from conformance.harness.checks import assert_values, same_storage
+from conformance.harness.checks import assert_values, leaf, same_storage
 
 NON_LEAF_GRAD_WARNING = r"The \.grad attribute of a Tensor that is not a leaf Tensor is being accessed"
-
-
-def leaf(device, values=(1.0, 2.0)):
-    return torch.tensor(list(values), device=device, requires_grad=True)
 
 
 # spelling -> (operation, grad_fn type name, values of y for x = [1, 2], dy/dx)

@@ -5,15 +5,10 @@ import warnings
 import pytest
 import torch
 
-from conformance.harness.checks import assert_values, raises
+from conformance.harness.checks import NO_GRAD_FN, assert_values, leaf, raises
 
 NON_LEAF_GRAD_WARNING = "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed"
-NO_GRAD_FN = "element 0 of tensors does not require grad and does not have a grad_fn"
 LEAF_IN_PLACE = "leaf Variable that requires grad is being used in an in-place operation."
-
-
-def leaf(device, values=(1.0, 2.0)):
-    return torch.tensor(list(values), device=device, requires_grad=True)
 
 
 REBINDINGS = {

@@ -3,9 +3,8 @@
 import pytest
 import torch
 
-from conformance.harness.checks import assert_values, raises
+from conformance.harness.checks import NO_GRAD_FN, assert_values, leaf, raises
 
-NO_GRAD_FN = "element 0 of tensors does not require grad and does not have a grad_fn"
 LEAF_ONLY = "you can only change requires_grad flags of leaf variables"
 
 FACTORIES = {
@@ -19,10 +18,6 @@ FACTORIES = {
 }
 INT_DTYPES = [torch.int64, torch.int32, torch.int8, torch.uint8, torch.bool]
 GRAD_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128]
-
-
-def leaf(device, values=(1.0, 2.0)):
-    return torch.tensor(list(values), device=device, requires_grad=True)
 
 
 # > REQGRAD-1: A tensor made by a factory function without `requires_grad=True` does not require grad

@@ -6,14 +6,9 @@ Each test quotes the clause it proves.
 import pytest
 import torch
 
-from conformance.harness.checks import assert_values, raises
+from conformance.harness.checks import SAVED_MODIFIED, assert_values, leaf, raises
 
-SAVED_MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
 SECOND_TIME = "Trying to backward through the graph a second time"
-
-
-def leaf(device, values=(1.0, 2.0)):
-    return torch.tensor(list(values), device=device, requires_grad=True)
 
 
 def plain(device, values=(1.0, 2.0)):

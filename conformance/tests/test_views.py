@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from conformance.harness.checks import assert_values, raises, same_storage
+from conformance.harness.checks import leaf as make_leaf
 
 LEAF = "leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF = "a view of a " + LEAF
@@ -18,7 +19,7 @@ W = [1.0, 10.0, 100.0]  # weights of the loss (x * W).sum(), so that each positi
 
 
 def leaf(device, values=(1.0, 2.0, 3.0)):
-    return torch.tensor(list(values), device=device, requires_grad=True)
+    return make_leaf(device, values)
 
 
 def matrix(device, requires_grad=True):
