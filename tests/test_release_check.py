@@ -58,3 +58,12 @@ def test_cli_exits_2_with_one_line_for_a_missing_wheel(tmp_path):
     )
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("release check: cannot read wheel") and "Traceback" not in proc.stderr
+
+
+def test_diff_ignores_devices_that_did_not_run():
+    old = doc_with({"DATA-1": "not-run"}, device="cuda")
+    new = doc_with({}, device="cuda")
+    for entry in new["devices"]["cuda"].values():
+        entry.update(outcome="not-run", reasons=["device cuda not present"], tests=0)
+    new["devices"]["cuda"]["DATA-2"].update(outcome="not-applicable")
+    assert diff.compare(old, new) == []

@@ -27,12 +27,12 @@ class Change:
 
 
 def compare(old: dict, new: dict) -> list[Change]:
-    """Changes of outcome for every (clause, device) present in both documents."""
+    """Changes of outcome for every (clause, device) in both documents, on the devices the new run used."""
     changes = []
     for device, table in new["devices"].items():
         before = old["devices"].get(device)
-        if before is None:
-            continue
+        if before is None or not any(e["outcome"] in ("pass", "fail") for e in table.values()):
+            continue  # a device absent from the new run has nothing to compare
         for cid, entry in sorted(table.items()):
             if cid in before and before[cid]["outcome"] != entry["outcome"]:
                 changes.append(Change(cid, device, before[cid]["outcome"], entry["outcome"], tuple(entry["reasons"])))
