@@ -49,6 +49,16 @@ def main() -> int:
         session = f"conformance(torch='{args.nox}')"
         timed(["nox", "-s", session], 1)  # make sure it is warm
         rows.append((f"nox -s \"{session}\" (warm)", timed(["nox", "-s", session], args.repeat)))
+        # The same two pytest runs the session makes (record + range check), without nox: the difference is nox's cost.
+        env_python = str(ROOT / ".nox" / f"conformance-torch-{args.nox.replace('.', '-')}" / "bin" / "python")
+        out = tempfile.mkdtemp()
+        bare = [env_python, "-m", "pytest", "conformance", "-p", "no:cacheprovider"]
+        start = time.perf_counter()
+        for _ in range(args.repeat):
+            subprocess.run([*bare, "--results", f"{out}/{{device}}.json"], cwd=ROOT, capture_output=True)
+            subprocess.run([*bare, "-q", "--ignore-ranges", "--device", "cpu,meta"], cwd=ROOT, capture_output=True)
+        rows.append(("same pytest runs without nox", (time.perf_counter() - start) / args.repeat))
+        shutil.rmtree(out)
     if not args.no_docs:
         out = Path(tempfile.mkdtemp())
         sphinx = [py, "-m", "sphinx", "-W", "-q", "-E", "-b", "html", ".", str(out)]
