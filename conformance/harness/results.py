@@ -146,29 +146,40 @@ def validate(doc: dict, where: str, registry: reg.Registry | None = None) -> Non
 
 
 def load(path: Path, registry: reg.Registry | None = None) -> dict:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ResultsError(f"{path}: cannot read results: {exc}") from None
+    doc = _read(path)
     validate(doc, str(path), registry)
     return doc
 
 
+def _read(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ResultsError(f"{path}: cannot read results: {exc}") from None
+
+
+def check_file(path: Path, registry: reg.Registry, current_hash: str) -> dict:
+    """One committed results file: fresh (checked first, it names the refresh command), valid, well placed."""
+    doc = _read(path)
+    if isinstance(doc, dict) and "suite_hash" in doc and doc["suite_hash"] != current_hash:
+        raise ResultsError(f"{path}: stale, recorded with another version of the tests; {REFRESH_HINT}")
+    validate(doc, str(path), registry)
+    if Version(doc["torch"]).public != path.parent.name:
+        raise ResultsError(f"{path}: records torch {doc['torch']} but lies in folder {path.parent.name}")
+    if list(doc["devices"]) != [path.stem]:
+        raise ResultsError(f"{path}: must hold exactly device {path.stem}, holds {list(doc['devices'])}")
+    return doc
+
+
+def recorded_files(results_dir: Path = RESULTS_DIR) -> list[Path]:
+    return sorted(results_dir.glob("*/*.json"))
+
+
 def check_recorded(results_dir: Path = RESULTS_DIR, registry: reg.Registry | None = None) -> list[Path]:
-    """Validate every committed results file, its folder naming, and its freshness."""
+    """Validate every committed results file, its folder naming, and its freshness; raise on the first problem."""
     registry = registry or reg.default()
     current = suite_hash(registry)
-    files = sorted(results_dir.glob("*/*.json"))
+    files = recorded_files(results_dir)
     for path in files:
-        try:
-            recorded_hash = json.loads(path.read_text(encoding="utf-8")).get("suite_hash")
-        except (OSError, json.JSONDecodeError, AttributeError):
-            recorded_hash = None  # load() below names the problem
-        if recorded_hash is not None and recorded_hash != current:
-            raise ResultsError(f"{path}: stale, recorded with another version of the tests; {REFRESH_HINT}")
-        doc = load(path, registry)
-        if Version(doc["torch"]).public != path.parent.name:
-            raise ResultsError(f"{path}: records torch {doc['torch']} but lies in folder {path.parent.name}")
-        if list(doc["devices"]) != [path.stem]:
-            raise ResultsError(f"{path}: must hold exactly device {path.stem}, holds {list(doc['devices'])}")
+        check_file(path, registry, current)
     return files

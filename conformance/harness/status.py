@@ -18,14 +18,12 @@ WORDS = {"pass": "holds", "fail": "FAILS", "not-applicable": "not applicable", "
 def recorded() -> dict[tuple[str, str], dict]:
     """{(torch public version, device): results document} for every valid, fresh committed results file."""
     found = {}
-    current = results.suite_hash()
-    for path in sorted(results.RESULTS_DIR.glob("*/*.json")):
+    registry, current = reg.default(), results.suite_hash()
+    for path in results.recorded_files():
         try:
-            doc = results.load(path)
+            found[(path.parent.name, path.stem)] = results.check_file(path, registry, current)
         except results.ResultsError:
-            continue  # invalid or stale: results.check_recorded() reports it and fails the build
-        if doc["suite_hash"] == current:
-            found[(path.parent.name, path.stem)] = doc
+            continue  # results.check_recorded() reports it and fails the build
     return found
 
 
