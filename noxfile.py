@@ -16,6 +16,9 @@ from packaging.version import Version
 sys.path.insert(0, str(Path(__file__).parent))  # nox does not put the project on the path
 from conformance.window import TESTS_TORCH, TORCH_WINDOW, numpy_requirement  # noqa: E402
 
+# Environments with compiled bytecode: these machines set PYTHONDONTWRITEBYTECODE=1, and without .pyc files
+# every `import torch` recompiles its sources (about 4 s instead of 2.3 s).
+os.environ.setdefault("UV_COMPILE_BYTECODE", "1")
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_venv = "yes"  # a warm re-run reuses each environment and installs nothing new
 nox.options.sessions = ["tests", "lint"]

@@ -1,136 +1,14 @@
-"""Self-tests of the conformance harness, on a small demo project copied to a temp folder.
+"""Self-tests of the conformance harness, on the demo project of tests/conftest.py."""
 
-The demo has its own spec page and tests, so each harness rule (unknown clause,
-absent device, version ranges, UNSPECIFIED observations, the global-state guard,
-results files) is exercised without touching the real suite.
-"""
-
-import json
-import os
 import shutil
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from conformance.harness import devices, registry, results
+from tests.conftest import add_test, run
 
 ROOT = Path(__file__).resolve().parents[1]
-
-DEMO_SPEC = """\
-# Demo
-
-:::{clause} DEMO-1
-:level: MUST
-
-Adding one in place bumps the version.
-:::
-
-:::{clause} DEMO-2
-:level: UNSPECIFIED
-
-What the version is after two additions.
-:::
-
-:::{clause} DEMO-3
-:level: MUST
-:until: 1.0
-
-Something torch 0.x did.
-:::
-
-:::{clause} DEMO-4
-:level: MUST
-:needs: values
-
-Adding one adds one.
-:::
-
-:::{clause} DEMO-5
-:level: MUST
-:devices: meta
-
-Meta tensors have no data pointer.
-:::
-
-:::{example}
-:clauses: DEMO-4
-
->>> torch.ones(1) + 1
-tensor([2.])
-:::
-"""
-
-DEMO_TESTS = """\
-import pytest
-import torch
-
-
-@pytest.mark.clause("DEMO-1")
-def test_version(device):
-    x = torch.ones(1, device=device)
-    x.add_(1)
-    assert x._version == 1
-
-
-@pytest.mark.clause("DEMO-2")
-def test_observe(device, observe):
-    x = torch.ones(1, device=device)
-    x.add_(1)
-    x.add_(1)
-    observe("version", x._version)
-
-
-@pytest.mark.clause("DEMO-3")
-def test_old(device):
-    assert False, "must never run on torch >= 1.0"
-
-
-@pytest.mark.clause("DEMO-5")
-def test_meta_only(device):
-    assert torch.ones(1, device=device).data_ptr() == 0
-
-
-@pytest.mark.clause("DEMO-4")
-def test_values(device):
-    assert (torch.ones(1, device=device) + 1).tolist() == [2.0]
-"""
-
-
-@pytest.fixture
-def demo(tmp_path):
-    """A copy of the harness with the demo spec page and tests instead of the real ones."""
-    shutil.copytree(ROOT / "conformance" / "harness", tmp_path / "conformance" / "harness",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("conftest.py", "__init__.py"):
-        shutil.copy(ROOT / "conformance" / name, tmp_path / "conformance" / name)
-    (tmp_path / "conformance" / "tests").mkdir()
-    (tmp_path / "conformance" / "tests" / "__init__.py").touch()
-    shutil.copy(ROOT / "conformance" / "tests" / "test_examples.py", tmp_path / "conformance" / "tests")
-    (tmp_path / "conformance" / "tests" / "test_demo.py").write_text(DEMO_TESTS)
-    (tmp_path / "spec").mkdir()
-    (tmp_path / "spec" / "demo.md").write_text(DEMO_SPEC)
-    shutil.copy(ROOT / "pyproject.toml", tmp_path)
-    return tmp_path
-
-
-def run(project, *args, env=None):
-    """Run pytest on the demo project; return (exit code, output, results doc or None)."""
-    out = project / "r.json"
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "conformance", "-p", "no:cacheprovider", "--results", str(out), *args],
-        cwd=project, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "PYTHONPATH": str(project), **(env or {})},
-    )
-    doc = json.loads(out.read_text()) if out.exists() else None
-    return proc.returncode, proc.stdout + proc.stderr, doc
-
-
-def add_test(project, source):
-    (project / "conformance" / "tests" / "test_extra.py").write_text(textwrap.dedent(source))
-
 
 def test_outcomes_of_demo(demo):
     code, output, doc = run(demo)

@@ -171,8 +171,22 @@ def check_file(path: Path, registry: reg.Registry, current_hash: str) -> dict:
     return doc
 
 
+def recorded_versions(results_dir: Path = RESULTS_DIR) -> list[str]:
+    """The recorded torch versions, oldest first; a folder that is no version or lacks a device file is an error."""
+    versions = []
+    for folder in sorted(p for p in results_dir.iterdir() if p.is_dir()):
+        try:
+            version = Version(folder.name)
+        except InvalidVersion:
+            raise ResultsError(f"{folder}: not a torch version; results/ holds one folder per version") from None
+        if missing := [d for d in KNOWN if not (folder / f"{d}.json").is_file()]:
+            raise ResultsError(f"{folder}: no results for {', '.join(missing)}; a recording writes one file per device")
+        versions.append((version, folder.name))
+    return [name for _, name in sorted(versions)]
+
+
 def recorded_files(results_dir: Path = RESULTS_DIR) -> list[Path]:
-    return sorted(results_dir.glob("*/*.json"))
+    return [results_dir / v / f"{d}.json" for v in recorded_versions(results_dir) for d in KNOWN]
 
 
 def check_recorded(results_dir: Path = RESULTS_DIR, registry: reg.Registry | None = None) -> list[Path]:
