@@ -4,31 +4,40 @@
     python conformance/release_check.py ./torch-2.16.0-....whl
     python conformance/release_check.py https://download.pytorch.org/whl/nightly/cpu   # an index URL
     python conformance/release_check.py 2.15.0 --against 2.0.1
+    python conformance/release_check.py 2.16.0 -- -k DATA   # arguments after -- go to pytest
 
 Installs that torch into its own environment (uv), runs the suite on every
 present device, writes conformance/results/<version>/<device>.json, and prints
 what changed against the newest recorded version (or --against VERSION).
-Exit status: 0 nothing changed, 1 something changed, 2 usage error (a version
-the index does not have, an unreadable wheel, stale recorded results, ...).
+The torch argument, the recorded results and --against are checked before
+anything is installed.
+Exit status: 0 nothing changed, 1 something changed, 2 usage error or any
+other error (a version the index does not have, an unreadable wheel, stale or
+incomplete recorded results, a suite run that did not complete, ...), 130
+interrupted. Every error is one line on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename  # noqa: E402
 from packaging.version import InvalidVersion, Version  # noqa: E402
 
 from conformance.harness import diff, results  # noqa: E402
+from conformance.harness.devices import KNOWN  # noqa: E402
 from conformance.window import numpy_requirement  # noqa: E402
 
 ENVS = ROOT / ".nox" / "release-check"
@@ -38,20 +47,56 @@ class UsageError(Exception):
     pass
 
 
+def shown(path: Path) -> str:
+    """A path as the user reads it: relative to the project when it lies inside it."""
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
 def requirements(spec: str) -> tuple[list[str], str]:
-    """uv pip install arguments for a torch spec, and a slug naming its environment."""
+    """uv pip install arguments for a torch spec, and a slug naming its environment.
+
+    A spec is an http(s):// or file:// index URL, a path to a torch wheel, or any PEP 440 version
+    ("2.16.0", "2.16.0rc1", "v2.15.0", "2", "1!2.13.0"); anything else is a UsageError.
+    """
     if spec.startswith(("http://", "https://", "file://")):
+        url = urlsplit(spec)
+        if not (url.netloc if url.scheme in ("http", "https") else url.path.strip("/")):
+            raise UsageError(f"index URL {spec!r} names no {'host' if url.scheme != 'file' else 'folder'}")
         return ["--pre", "torch", "--index-url", spec], "index-" + re.sub(r"\W+", "-", spec)[-40:]
     if spec.endswith(".whl"):
         path = Path(spec).resolve()
         if not path.is_file():
-            raise UsageError(f"cannot read wheel {spec}")
+            raise UsageError(f"cannot read wheel {spec}: no such file")
+        if not zipfile.is_zipfile(path):
+            raise UsageError(f"cannot read wheel {spec}: not a zip archive")
+        try:
+            name = parse_wheel_filename(path.name)[0]
+        except InvalidWheelFilename as exc:
+            raise UsageError(f"cannot read wheel {spec}: {exc}") from None
+        if name != canonicalize_name("torch"):
+            raise UsageError(f"wheel {spec} is {name}, not torch")
         return [str(path)], path.stem
     try:
         version = Version(spec)
     except InvalidVersion:
         raise UsageError(f"{spec!r} is neither a torch version, a wheel file nor an index URL") from None
-    return [f"torch=={spec}", numpy_requirement(spec), "--prerelease", "allow"], f"torch-{version}"
+    slug = re.sub(r"[^\w.+-]", "-", str(version))
+    return [f"torch=={version}", numpy_requirement(spec), "--prerelease", "allow"], f"torch-{slug}"
+
+
+def _uv(argv: list[str], what: str) -> subprocess.CompletedProcess:
+    # Compiled bytecode: without .pyc files every `import torch` in the suite recompiles its sources.
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, env={**os.environ, "UV_COMPILE_BYTECODE": "1"})
+    except FileNotFoundError:
+        raise UsageError(f"cannot {what}: uv is not installed (pip install uv)") from None
+
+
+def _lines(text: str) -> list[str]:
+    return [ln.strip() for ln in text.splitlines() if ln.strip()]
 
 
 def install(spec: str) -> Path:
@@ -59,14 +104,16 @@ def install(spec: str) -> Path:
     env = ENVS / slug
     python = env / "bin" / "python"
     if not python.exists():
-        subprocess.run(["uv", "venv", "-q", "-p", "3.11", str(env)], check=True)
-    proc = subprocess.run(
+        proc = _uv(["uv", "venv", "-q", "-p", "3.11", str(env)], f"create {shown(env)}")
+        if proc.returncode:
+            reason = (_lines(proc.stderr) or ["uv venv failed"])[-1]
+            raise UsageError(f"cannot create {shown(env)}: {reason.removeprefix('error: ')}")
+    proc = _uv(
         ["uv", "pip", "install", "-q", "--python", str(python), *args, "pytest", "pytest-xdist", "packaging"],
-        capture_output=True,
-        text=True,
+        f"install {spec}",
     )
     if proc.returncode:
-        lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+        lines = _lines(proc.stderr)
         reason = next(
             (ln for ln in lines if "no version" in ln or "not found" in ln.lower()), lines[-1] if lines else ""
         )
@@ -75,69 +122,173 @@ def install(spec: str) -> Path:
     return python
 
 
-def newest_recorded(exclude: str | None = None) -> str:
-    versions = sorted((p.name for p in results.RESULTS_DIR.iterdir() if p.is_dir()), key=Version)
-    versions = [v for v in versions if v != exclude] or versions
+def recorded() -> list[str]:
+    """The recorded versions, oldest first, once every recorded file is checked (valid, fresh, well placed)."""
+    if not results.RESULTS_DIR.is_dir():
+        raise UsageError(
+            f"no recorded results to compare with: {shown(results.RESULTS_DIR)}/ does not exist; "
+            "record some with: nox -s conformance"
+        )
+    results.check_recorded(results.RESULTS_DIR)
+    versions = results.recorded_versions(results.RESULTS_DIR)
     if not versions:
-        raise UsageError("no recorded results to compare with; run nox -s conformance first")
-    return versions[-1]
+        raise UsageError(
+            f"no recorded results to compare with in {shown(results.RESULTS_DIR)}/; "
+            "record some with: nox -s conformance"
+        )
+    return versions
+
+
+def check_against(against: str, versions: list[str]) -> str:
+    """The recorded folder that --against names (v2.0.1 and 2.0.1 are the same version)."""
+    try:
+        wanted = Version(against)
+    except InvalidVersion:
+        raise UsageError(f"--against {against!r} is not a version; recorded versions: {', '.join(versions)}") from None
+    for version in versions:
+        if Version(version) == wanted:
+            return version
+    raise UsageError(f"no recorded results for torch {against}; recorded versions: {', '.join(versions)}")
+
+
+def newest_recorded(exclude: str | None = None, versions: list[str] | None = None) -> str:
+    """The newest recorded version other than ``exclude`` (that one itself when it is the only one)."""
+    if versions is None:
+        versions = results.recorded_versions(results.RESULTS_DIR)
+    others = [v for v in versions if exclude is None or Version(v) != Version(exclude)]
+    candidates = others or versions
+    if not candidates:
+        raise UsageError("no recorded results to compare with; record some with: nox -s conformance")
+    return candidates[-1]
+
+
+def _suite_failure(output: str) -> str:
+    """The line of the suite's output that says what went wrong (its last line when none does)."""
+    lines = _lines(output)
+    errors = [ln for ln in lines if not ln.startswith("=") and re.search(r"error", ln, re.IGNORECASE)]
+    return ((errors or lines or ["no output"])[0 if errors else -1])[:300]
+
+
+def run_suite(python: Path, out_dir: Path, spec: str, pytest_args: list[str]) -> dict[str, dict]:
+    """Run the suite with that python; its results per device, or a UsageError when the run proves nothing."""
+    print(f"running the suite on torch {spec} ...", flush=True)
+    proc = subprocess.run(
+        [
+            str(python),
+            "-m",
+            "pytest",
+            "conformance",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--results",
+            str(out_dir / "{device}.json"),
+            *pytest_args,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    log = python.parent.parent / "suite-output.txt"
+    log.write_text(proc.stdout + proc.stderr, encoding="utf-8")
+    where = f"(pytest exit {proc.returncode}; its output is in {shown(log)})"
+    if proc.returncode not in (0, 1):  # 0: every test passed, 1: some failed; anything else is no complete run
+        reason = _suite_failure(proc.stdout + proc.stderr)
+        raise UsageError(f"the suite did not complete on torch {spec} {where}: {reason}")
+    files = sorted(out_dir.glob("*.json"))
+    if not files:
+        raise UsageError(f"the suite wrote no results on torch {spec} {where}")
+    new = {}
+    for path in files:
+        try:
+            new[path.stem] = results.load(path)
+        except results.ResultsError as exc:
+            raise UsageError(f"the suite wrote invalid results {where}: {exc}") from None
+    if len({doc["torch"] for doc in new.values()}) > 1:
+        raise UsageError(f"the suite's results name different torch versions {where}")
+    if not any(
+        entry["outcome"] in ("pass", "fail")
+        for doc in new.values()
+        for table in doc["devices"].values()
+        for entry in table.values()
+    ):
+        raise UsageError(f"no test of the suite ran on any device, nothing to compare {where}")
+    return new
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, not argparse's usage block
+        raise UsageError(f"{message} (see: python conformance/release_check.py --help)")
+
+
+def _say(message: str) -> None:
+    line = "; ".join(_lines(message)) or "(no message)"
+    print(f"release check: {line[:1000]}", file=sys.stderr)
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    """Exit status 0 nothing changed, 1 something changed, 2 any error, 130 interrupted; never a traceback."""
+    try:
+        return check(argv)
+    except (UsageError, results.ResultsError) as exc:
+        _say(str(exc))
+        return 2
+    except KeyboardInterrupt:
+        _say("interrupted")
+        return 130
+    except Exception as exc:  # noqa: BLE001  (a crash is one line and exit 2, never a traceback)
+        _say(f"unexpected error: {type(exc).__name__}: {exc}")
+        return 2
+
+
+def check(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    pytest_args = []
+    if "--" in argv:
+        argv, pytest_args = argv[: argv.index("--")], argv[argv.index("--") + 1 :]
+    parser = _Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("torch", help="a PyPI version, a wheel file, or an index URL")
     parser.add_argument("--against", metavar="VERSION", help="recorded version to compare with (default: newest)")
     parser.add_argument("--no-write", action="store_true", help="do not write the new results into the tree")
-    args, pytest_args = parser.parse_known_args(argv)
-    try:
-        requirements(args.torch)  # a malformed argument is reported before anything else is done
-        results.check_recorded()
-        python = install(args.torch)
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp) / "{device}.json"
-            print(f"running the suite on torch {args.torch} ...", flush=True)
-            proc = subprocess.run(
-                [
-                    str(python),
-                    "-m",
-                    "pytest",
-                    "conformance",
-                    "-q",
-                    "-p",
-                    "no:cacheprovider",
-                    "--results",
-                    str(out),
-                    *pytest_args,
-                ],
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-            )
-            files = sorted(Path(tmp).glob("*.json"))
-            if not files:
-                raise UsageError("the suite wrote no results:\n" + (proc.stdout + proc.stderr)[-2000:])
-            new = {p.stem: results.load(p) for p in files}
-            version = Version(next(iter(new.values()))["torch"]).public
-            against = args.against or newest_recorded(exclude=version)
-            if not (results.RESULTS_DIR / against).is_dir():
-                raise UsageError(f"no recorded results for torch {against}")
-            if not args.no_write:
-                for device in new:
-                    target = results.RESULTS_DIR / version / f"{device}.json"
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy(Path(tmp) / f"{device}.json", target)
-    except (UsageError, results.ResultsError) as exc:
-        print(f"release check: {exc}", file=sys.stderr)
-        return 2
-    changes = []
-    for device, doc in new.items():
-        recorded = results.RESULTS_DIR / against / f"{device}.json"
-        if recorded.exists():
-            changes += diff.compare(json.loads(recorded.read_text()), doc)
+    args = parser.parse_args(argv)
+
+    # Everything that can be checked without installing is checked first.
+    requirements(args.torch)
+    versions = recorded()
+    against = check_against(args.against, versions) if args.against else None
+
+    python = install(args.torch)
+    with tempfile.TemporaryDirectory() as tmp:
+        new = run_suite(python, Path(tmp), args.torch, pytest_args)
+        version = Version(next(iter(new.values()))["torch"]).public
+        against = against or newest_recorded(exclude=version, versions=versions)
+        # Read what is compared with before anything is written: --against may be this very version.
+        old = {}
+        for device in new:
+            recorded_file = results.RESULTS_DIR / against / f"{device}.json"
+            if not recorded_file.is_file():
+                raise UsageError(f"{shown(recorded_file)}: missing; a recording writes one file per device")
+            old[device] = results.load(recorded_file)
+        written = None
+        if not args.no_write:
+            # What is written must pass as a recording later: every device, and every clause run where present.
+            not_run = [key for doc in new.values() for key in results.partial(doc)]
+            if missing := [d for d in KNOWN if d not in new]:
+                why = f"this run has none for {', '.join(missing)} (a recording holds every device)"
+            elif not_run:
+                why = f"a partial run ({len(not_run)} clauses not run, e.g. {not_run[0][0]} [{not_run[0][1]}])"
+            if missing or not_run:
+                print(f"release check: results not written: {why}", file=sys.stderr)
+            else:
+                # One document of the run (all device files share its header); written all or none.
+                whole = {**next(iter(new.values())), "devices": {d: new[d]["devices"][d] for d in KNOWN}}
+                written = results.RESULTS_DIR / version
+                results.write(whole, str(written / "{device}.json"))
+    changes = [change for device, doc in new.items() for change in diff.compare(old[device], doc)]
     print(f"torch {version} against recorded {against}:")
     print(diff.report(changes))
-    if not args.no_write:
-        print(f"results written to {results.RESULTS_DIR.relative_to(ROOT) / version}/")
+    if written:
+        print(f"results written to {shown(written)}/")
     return 1 if changes else 0
 
 

@@ -4,6 +4,8 @@ This is the one place that declares it; noxfile.py and the release check read
 it from here. Each entry is the newest patch of a minor release.
 """
 
+from packaging.version import Version
+
 TORCH_WINDOW = [
     "2.0.1",
     "2.1.2",
@@ -25,8 +27,12 @@ TORCH_WINDOW = [
 
 
 def numpy_requirement(torch_version: str) -> str:
-    """numpy that the given torch imports cleanly with (torch < 2.4 was built against numpy 1)."""
-    major, minor = (int(p) for p in torch_version.split(".")[:2])
+    """numpy that the given torch imports cleanly with (torch < 2.4 was built against numpy 1).
+
+    Any PEP 440 version: "2" is 2.0, "v2.15.0" and "1!2.13.0" (an epoch) are 2.15 and 2.13,
+    pre-releases and dev builds go by their release; anything else raises InvalidVersion.
+    """
+    major, minor = (*Version(torch_version).release, 0)[:2]
     return "numpy<2" if (major, minor) < (2, 4) else "numpy"
 
 

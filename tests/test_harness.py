@@ -1,6 +1,6 @@
 """Self-tests of the conformance harness, on the demo project of tests/conftest.py."""
 
-import shutil
+import re
 from pathlib import Path
 
 import pytest
@@ -44,7 +44,8 @@ def test_unknown_clause_fails_collection(demo):
     """)
     code, output, doc = run(demo)
     assert code == 4
-    assert "test_extra.py::test_x[cpu]: unknown clause 'NOPE-7'" in output
+    # whichever device's item pytest reports first (the order may be random)
+    assert re.search(r"test_extra.py::test_x\[(cpu|meta)\]: unknown clause 'NOPE-7'", output), output
     assert doc is None, "a run stopped at collection writes no results"
     assert "Traceback" not in output
 
@@ -52,7 +53,7 @@ def test_unknown_clause_fails_collection(demo):
 def test_missing_marker_fails_collection(demo):
     add_test(demo, "def test_unmarked(device):\n    pass\n")
     code, output, _ = run(demo)
-    assert code == 4 and "test_unmarked[cpu]: test has no @pytest.mark.clause" in output
+    assert code == 4 and re.search(r"test_unmarked\[(cpu|meta)\]: test has no @pytest.mark.clause", output), output
 
 
 def test_duplicate_clause_id_is_an_error(demo):
@@ -158,65 +159,6 @@ def test_every_normative_clause_has_a_test():
     assert code == 0
     untested = sorted(c.id for c in registry.default().clauses.values() if c.normative and c.id not in collector.named)
     assert not untested, f"clauses without a test: {untested}"
-
-
-@pytest.mark.parametrize(
-    ("mutate", "message"),
-    [
-        (lambda d: d.update(schema_version=2), "schema_version"),
-        (lambda d: d["devices"]["cpu"]["DATA-1"].update(outcome="passed"), "not one of"),
-        (lambda d: d["devices"]["cpu"]["DATA-1"].update(outcome="pass", tests=0), "pass with no test run"),
-        (lambda d: d["devices"]["cpu"].pop("DATA-1"), "clauses missing: DATA-1"),
-        (lambda d: d["devices"]["cpu"].update({"ZZZ-1": {}}), "unknown clauses: ZZZ-1"),
-        (lambda d: d["devices"].update(tpu={}), "unknown device"),
-        (lambda d: d.update(torch="banana"), "is not a version"),
-        (lambda d: d["devices"]["cpu"]["DATA-1"].update(outcome="fail", reasons=[]), "needs a reason"),
-    ],
-)
-def test_results_validator_rejects_corrupt_documents(mutate, message):
-    doc = results.build(registry.default(), "2.13.0", "3.11", "x", ["cpu"], ["cpu"], {("DATA-1", "cpu"): [
-        {"outcome": "passed", "reason": ""}]}, {})
-    results.validate(doc, "ok")
-    mutate(doc)
-    with pytest.raises(results.ResultsError, match=message):
-        results.validate(doc, "bad")
-
-
-def test_recorded_results_checks(tmp_path):
-    doc = results.build(registry.default(), "2.13.0+cpu", "3.11", "x", ["cpu"], ["cpu"], {}, {})
-    results.write(doc, str(tmp_path / "2.13.0" / "{device}.json"))
-    assert results.check_recorded(tmp_path) == [tmp_path / "2.13.0" / "cpu.json"]
-    (tmp_path / "2.13.0" / "cpu.json").rename(tmp_path / "2.13.0" / "meta.json")
-    with pytest.raises(results.ResultsError, match="must hold exactly device meta"):
-        results.check_recorded(tmp_path)
-    shutil.rmtree(tmp_path / "2.13.0")
-    results.write({**doc, "suite_hash": "sha256:old"}, str(tmp_path / "2.13.0" / "{device}.json"))
-    with pytest.raises(results.ResultsError, match="stale.*nox -s conformance"):
-        results.check_recorded(tmp_path)
-    (tmp_path / "2.13.0" / "cpu.json").write_text("{not json")
-    with pytest.raises(results.ResultsError, match="cannot read results"):
-        results.check_recorded(tmp_path)
-
-
-def test_committed_results_are_valid_and_fresh():
-    results.check_recorded()
-
-
-@pytest.mark.parametrize(
-    ("page", "message"),
-    [
-        (":::{clause} data-1\n:level: MUST\n\nx\n:::\n", "is not a clause ID"),
-        (":::{clause} X-1\n:level: SHALL\n\nx\n:::\n", "needs :level:"),
-        (":::{clause} X-1\n:level: MUST\n:since: 2.4\n:until: 2.2\n\nx\n:::\n", "empty range"),
-        (":::{clause} X-1\n:level: MUST\n:color: red\n\nx\n:::\n", "unknown option"),
-        (":::{clause} X-1\n:level: MUST\n:::\n", "has no statement"),
-        (":::{example}\n:clauses: X-9\n\n>>> 1\n1\n:::\n", "unknown clause X-9"),
-    ],
-)
-def test_malformed_spec_pages_are_rejected(tmp_path, page, message):
-    (tmp_path / "p.md").write_text(page)
-    with pytest.raises(registry.SpecError, match=message):
-        registry.load(tmp_path)
 
 
 def test_version_ranges():

@@ -2,11 +2,19 @@
 
 import subprocess
 import sys
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from packaging.version import InvalidVersion, Version
 
 from conformance import release_check
 from conformance.harness import diff, registry, results
+from conformance.harness.devices import KNOWN
+from conformance.window import numpy_requirement
+
+PRESENT = ["cpu", "meta"]
 
 
 def doc_with(outcomes: dict[str, str], device="cpu") -> dict:
@@ -37,6 +45,12 @@ def test_diff_of_identical_documents_is_empty():
     [
         ("2.16.0", ["torch==2.16.0", "numpy", "--prerelease", "allow"]),
         ("2.1.2", ["torch==2.1.2", "numpy<2", "--prerelease", "allow"]),
+        ("v2.15.0", ["torch==2.15.0", "numpy", "--prerelease", "allow"]),
+        ("2", ["torch==2", "numpy<2", "--prerelease", "allow"]),
+        ("1!2.13.0", ["torch==1!2.13.0", "numpy", "--prerelease", "allow"]),
+        ("2.16.0.dev20261130", ["torch==2.16.0.dev20261130", "numpy", "--prerelease", "allow"]),
+        ("2.16.0rc1", ["torch==2.16.0rc1", "numpy", "--prerelease", "allow"]),
+        ("file:///srv/wheels", ["--pre", "torch", "--index-url", "file:///srv/wheels"]),
         ("https://example.invalid/whl/nightly/cpu", ["--pre", "torch", "--index-url",
                                                      "https://example.invalid/whl/nightly/cpu"]),
     ],
@@ -45,7 +59,18 @@ def test_requirements_for_each_kind_of_spec(spec, expected):
     assert release_check.requirements(spec)[0] == expected
 
 
-@pytest.mark.parametrize(("spec", "message"), [("missing.whl", "cannot read wheel"), ("banana", "neither a torch")])
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("missing.whl", "cannot read wheel"),
+        ("banana", "neither a torch"),
+        ("", "neither a torch"),
+        ("ftp://x", "neither a torch"),
+        ("https://", "names no host"),
+        ("file://", "names no folder"),
+        ("2.16.0..1", "neither a torch"),
+    ],
+)
 def test_bad_specs_are_usage_errors(spec, message):
     with pytest.raises(release_check.UsageError, match=message):
         release_check.requirements(spec)
@@ -67,3 +92,373 @@ def test_diff_ignores_devices_that_did_not_run():
         entry.update(outcome="not-run", reasons=["device cuda not present"], tests=0)
     new["devices"]["cuda"]["DATA-2"].update(outcome="not-applicable")
     assert diff.compare(old, new) == []
+
+
+# --- numpy for a torch version ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("version", "numpy"),
+    [
+        ("v2.15.0", "numpy"),
+        ("2", "numpy<2"),  # 2 is 2.0
+        ("1!2.13.0", "numpy"),  # an epoch
+        ("2.3.1", "numpy<2"),
+        ("2.4.0", "numpy"),
+        ("2.16.0.dev20261130", "numpy"),
+        ("2.4.0rc1", "numpy"),
+    ],
+)
+def test_numpy_requirement_takes_any_pep440_version(version, numpy):
+    assert numpy_requirement(version) == numpy
+
+
+def test_numpy_requirement_refuses_what_is_no_version():
+    with pytest.raises(InvalidVersion):
+        numpy_requirement("banana")
+
+
+def test_environment_slug_is_a_plain_folder_name():
+    assert release_check.requirements("1!2.13.0")[1] == "torch-1-2.13.0"
+    assert release_check.requirements("v2.15.0")[1] == "torch-2.15.0"
+
+
+# --- wheels ---------------------------------------------------------------------------------------------------------
+
+
+def zip_file(path, member="x/__init__.py"):
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr(member, "")
+    return path
+
+
+def test_a_torch_wheel_is_installed_from_its_path(tmp_path):
+    wheel = zip_file(tmp_path / "torch-2.16.0-cp311-cp311-linux_x86_64.whl")
+    assert release_check.requirements(str(wheel)) == ([str(wheel)], "torch-2.16.0-cp311-cp311-linux_x86_64")
+
+
+@pytest.mark.parametrize(
+    ("name", "is_zip", "message"),
+    [
+        ("torch-2.16.0-cp311-cp311-linux_x86_64.whl", False, "cannot read wheel .*: not a zip archive"),
+        ("numpy-2.0.0-cp311-cp311-linux_x86_64.whl", True, "is numpy, not torch"),
+        ("torch.whl", True, "cannot read wheel .*torch.whl"),
+    ],
+)
+def test_bad_wheels_are_usage_errors(tmp_path, name, is_zip, message):
+    path = tmp_path / name
+    zip_file(path) if is_zip else path.write_text("not a wheel")
+    with pytest.raises(release_check.UsageError, match=message):
+        release_check.requirements(str(path))
+
+
+# --- recorded results, --against: all checked before anything is installed -----------------------------------------
+
+
+def whole_doc(version="2.13.0", fail=()) -> dict:
+    """A results document of a whole run: every clause that can run on cpu and meta passed (or is in ``fail``)."""
+    doc = results.build(registry.default(), version, "3.11", "x", list(KNOWN), PRESENT, {}, {})
+    for device in PRESENT:
+        for cid, entry in doc["devices"][device].items():
+            if entry["outcome"] == "not-run":
+                entry.update(outcome="pass", tests=1, reasons=[])
+            if cid in fail and device == "cpu":
+                entry.update(outcome="fail", tests=1, reasons=[f"why {cid}"])
+    return doc
+
+
+def passing_clause() -> str:
+    return next(cid for cid, entry in whole_doc()["devices"]["cpu"].items() if entry["outcome"] == "pass")
+
+
+def record(results_dir, version="2.13.0", **kw):
+    return results.write(whole_doc(version, **kw), str(results_dir / Version(version).public / "{device}.json"))
+
+
+@pytest.fixture
+def results_dir(tmp_path, monkeypatch):
+    """A results folder of its own (not yet created) in place of conformance/results."""
+    folder = tmp_path / "results"
+    monkeypatch.setattr(results, "RESULTS_DIR", folder)
+    return folder
+
+
+@pytest.fixture
+def installs(monkeypatch):
+    """Records every install the release check starts, and stops it there (exit 2, "install reached")."""
+    calls = []
+
+    def install(spec):
+        calls.append(spec)
+        raise release_check.UsageError("install reached")
+
+    monkeypatch.setattr(release_check, "install", install)
+    return calls
+
+
+def one_line(capsys) -> str:
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("release check: ") and "Traceback" not in err, err
+    return err.strip()
+
+
+@pytest.mark.parametrize("spec", ["v2.15.0", "2", "1!2.13.0", "2.16.0.dev20261130"])
+def test_any_pep440_version_gets_to_the_install(results_dir, installs, capsys, spec):
+    record(results_dir)
+    assert release_check.main([spec]) == 2
+    assert one_line(capsys) == "release check: install reached" and installs == [spec]
+
+
+def test_against_is_checked_before_installing(results_dir, installs, capsys):
+    record(results_dir, "2.0.1")
+    record(results_dir, "2.13.0")
+    assert release_check.main(["2.16.0", "--against", "9.9.9"]) == 2
+    assert one_line(capsys) == "release check: no recorded results for torch 9.9.9; recorded versions: 2.0.1, 2.13.0"
+    assert release_check.main(["2.16.0", "--against", "latest"]) == 2
+    assert "--against 'latest' is not a version" in one_line(capsys)
+    assert installs == []
+
+
+def test_against_names_a_recorded_version_in_any_spelling():
+    assert release_check.check_against("v2.0.1", ["2.0.1", "2.13.0"]) == "2.0.1"
+    assert release_check.check_against("2.13", ["2.0.1", "2.13.0"]) == "2.13.0"
+
+
+def non_version_folder(folder):
+    record(folder)
+    (folder / "old").mkdir()
+
+
+def empty_version_folder(folder):
+    record(folder)
+    (folder / "2.99.0").mkdir()
+
+
+def missing_device_file(folder):
+    record(folder)
+    (folder / "2.13.0" / "mps.json").unlink()
+
+
+def corrupt_file(folder):
+    record(folder)
+    (folder / "2.13.0" / "cpu.json").write_bytes(b"\xff\xfe{")
+
+
+def stale_file(folder):
+    record(folder)
+    path = folder / "2.13.0" / "cpu.json"
+    path.write_text(path.read_text().replace('"suite_hash": "sha256:', '"suite_hash": "sha256:0'))
+
+
+@pytest.mark.parametrize(
+    ("setup", "says"),
+    [
+        (lambda folder: None, "no recorded results to compare with: "),
+        (lambda folder: folder.mkdir(), "no recorded results to compare with in "),
+        (non_version_folder, "/old: not a torch version"),
+        (empty_version_folder, "/2.99.0: no results for cpu, meta, cuda, mps"),
+        (missing_device_file, "/2.13.0: no results for mps"),
+        (corrupt_file, "cpu.json: cannot read results"),
+        (stale_file, "cpu.json: stale, recorded with another version of the tests"),
+    ],
+    ids=["no-folder", "empty", "non-version", "empty-version", "missing-device", "corrupt", "stale"],
+)
+def test_bad_recorded_results_are_one_line_before_installing(results_dir, installs, capsys, setup, says):
+    setup(results_dir)
+    assert release_check.main(["2.16.0"]) == 2
+    assert says in one_line(capsys) and installs == []
+
+
+def test_newest_recorded_goes_by_recorded_versions(results_dir, monkeypatch):
+    monkeypatch.setattr(results, "recorded_versions", lambda folder: ["2.0.1", "2.9.1", "2.13.0"])
+    assert not results_dir.exists()  # so no folder of its own is read
+    assert release_check.newest_recorded() == "2.13.0"
+    assert release_check.newest_recorded(exclude="2.13.0") == "2.9.1"
+    assert release_check.newest_recorded(exclude="v2.13") == "2.9.1"
+    monkeypatch.setattr(results, "recorded_versions", lambda folder: ["2.13.0"])
+    assert release_check.newest_recorded(exclude="2.13.0") == "2.13.0"  # the only one: itself
+
+
+def test_newest_recorded_refuses_a_folder_that_is_no_version(results_dir):
+    non_version_folder(results_dir)
+    with pytest.raises(results.ResultsError, match="old: not a torch version"):
+        release_check.newest_recorded()
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["2.16.0", "--bogus"], "unrecognized arguments: --bogus"),
+        ([], "the following arguments are required: torch"),
+        (["2.16.0", "--against"], "argument --against: expected one argument"),
+    ],
+)
+def test_usage_errors_are_one_line(results_dir, installs, capsys, argv, says):
+    record(results_dir)
+    assert release_check.main(argv) == 2
+    assert says in one_line(capsys) and installs == []
+
+
+# --- never a traceback --------------------------------------------------------------------------------------------
+
+
+def test_an_unexpected_error_is_one_line_and_exit_2(monkeypatch, capsys):
+    def boom(spec):
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setattr(release_check, "requirements", boom)
+    assert release_check.main(["2.16.0"]) == 2
+    assert one_line(capsys) == "release check: unexpected error: RuntimeError: boom; second line"
+
+
+def test_an_interrupt_is_one_line_and_exit_130(monkeypatch, capsys):
+    def interrupted(spec):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(release_check, "requirements", interrupted)
+    assert release_check.main(["2.16.0"]) == 130
+    assert one_line(capsys) == "release check: interrupted"
+
+
+# --- installing ---------------------------------------------------------------------------------------------------
+
+
+def fake_subprocess(monkeypatch, run):
+    monkeypatch.setattr(
+        release_check, "subprocess", SimpleNamespace(run=run, CompletedProcess=subprocess.CompletedProcess)
+    )
+
+
+def test_install_compiles_bytecode(tmp_path, monkeypatch):
+    calls = []
+
+    def run(argv, **kwargs):
+        calls.append((argv, kwargs.get("env") or {}))
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr(release_check, "ENVS", tmp_path)
+    fake_subprocess(monkeypatch, run)
+    assert release_check.install("2.16.0") == tmp_path / "torch-2.16.0" / "bin" / "python"
+    (pip,) = [(argv, env) for argv, env in calls if argv[:3] == ["uv", "pip", "install"]]
+    assert pip[1].get("UV_COMPILE_BYTECODE") == "1" and "torch==2.16.0" in pip[0]
+
+
+def test_an_install_that_fails_is_a_usage_error(tmp_path, monkeypatch):
+    def run(argv, **kwargs):
+        if argv[:3] != ["uv", "pip", "install"]:
+            return subprocess.CompletedProcess(argv, 0, "", "")
+        stderr = "  × No solution found\n  ╰─▶ Because there is no version of torch==9.9.9, ...\n"
+        return subprocess.CompletedProcess(argv, 1, "", stderr)
+
+    monkeypatch.setattr(release_check, "ENVS", tmp_path)
+    fake_subprocess(monkeypatch, run)
+    with pytest.raises(release_check.UsageError, match="cannot install 9.9.9: .*no version of torch==9.9.9"):
+        release_check.install("9.9.9")
+
+
+def test_no_uv_is_a_usage_error(tmp_path, monkeypatch):
+    def run(argv, **kwargs):
+        raise FileNotFoundError(argv[0])
+
+    monkeypatch.setattr(release_check, "ENVS", tmp_path)
+    fake_subprocess(monkeypatch, run)
+    with pytest.raises(release_check.UsageError, match="uv is not installed"):
+        release_check.install("2.16.0")
+
+
+# --- the suite run: partial, failed, or what changed ---------------------------------------------------------------
+
+
+def fake_suite(monkeypatch, tmp_path, write=None, code=0, output=""):
+    """The release check with an installed torch whose suite run writes ``write(results_template)``."""
+    python = tmp_path / "env" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    monkeypatch.setattr(release_check, "install", lambda spec: python)
+
+    def run(argv, **kwargs):
+        if write:
+            write(argv[argv.index("--results") + 1])
+        return subprocess.CompletedProcess(argv, code, output, "")
+
+    fake_subprocess(monkeypatch, run)
+
+
+def bad_json(template):
+    for device in KNOWN:
+        path = template.format(device=device)
+        Path(path).write_text("{")
+
+
+@pytest.mark.parametrize(
+    ("code", "output", "write", "says"),
+    [
+        (4, "ERROR: usage: pytest\npytest: error: unrecognized arguments: --x\n  rootdir: /x\n", None,
+         "the suite did not complete on torch 2.13.0 (pytest exit 4; its output is in "),
+        (2, "!!! KeyboardInterrupt !!!\n1 passed in 3s\n", None, "the suite did not complete on torch 2.13.0"),
+        (1, "", None, "the suite wrote no results on torch 2.13.0"),
+        (0, "", bad_json, "the suite wrote invalid results"),
+        (0, "", lambda t: results.write(
+            results.build(registry.default(), "2.13.0", "3.11", "x", list(KNOWN), [], {}, {}), t),
+         "no test of the suite ran on any device, nothing to compare"),
+    ],
+    ids=["usage", "interrupted", "no-results", "invalid-results", "nothing-ran"],
+)
+def test_a_suite_run_that_proves_nothing_is_one_line_and_exit_2(
+    results_dir, tmp_path, monkeypatch, capsys, code, output, write, says
+):
+    record(results_dir)
+    before = sorted(p.relative_to(results_dir) for p in results_dir.rglob("*"))
+    fake_suite(monkeypatch, tmp_path, write, code, output)
+    assert release_check.main(["2.13.0"]) == 2
+    assert says in one_line(capsys)
+    assert sorted(p.relative_to(results_dir) for p in results_dir.rglob("*")) == before
+
+
+def test_usage_error_of_the_suite_names_its_error_line(results_dir, tmp_path, monkeypatch, capsys):
+    record(results_dir)
+    fake_suite(monkeypatch, tmp_path, None, 4, "ERROR: usage: pytest\npytest: error: unrecognized arguments: --x\n")
+    release_check.main(["2.13.0"])
+    assert one_line(capsys).endswith(": ERROR: usage: pytest")
+
+
+def test_a_change_against_the_same_version_is_found_before_it_is_overwritten(
+    results_dir, tmp_path, monkeypatch, capsys
+):
+    record(results_dir)
+    cid = passing_clause()
+    fake_suite(monkeypatch, tmp_path, lambda t: results.write(whole_doc(fail=(cid,)), t), code=1)
+    assert release_check.main(["2.13.0", "--against", "2.13.0"]) == 1
+    out = capsys.readouterr().out
+    assert f"{cid} [cpu]: expected pass, observed fail" in out and "results written to" in out
+    assert results.load(results_dir / "2.13.0" / "cpu.json")["devices"]["cpu"][cid]["outcome"] == "fail"
+    results.check_recorded(results_dir)  # what was written passes as a recording
+
+
+def test_nothing_changed_is_exit_0(results_dir, tmp_path, monkeypatch, capsys):
+    record(results_dir)
+    recorded = (results_dir / "2.13.0" / "cpu.json").read_bytes()
+    fake_suite(monkeypatch, tmp_path, lambda t: results.write(whole_doc("2.13.0", fail=(passing_clause(),)), t))
+    assert release_check.main(["2.13.0", "--no-write"]) == 1
+    fake_suite(monkeypatch, tmp_path / "again", lambda t: results.write(whole_doc("2.13.0"), t))
+    assert release_check.main(["2.13.0", "--no-write"]) == 0  # 2.13.0 is the only recorded one: against itself
+    out = capsys.readouterr().out
+    assert "torch 2.13.0 against recorded 2.13.0:\nno clause changed its outcome" in out
+    assert "results written" not in out and (results_dir / "2.13.0" / "cpu.json").read_bytes() == recorded
+
+
+def test_a_partial_run_is_reported_but_not_written(results_dir, tmp_path, monkeypatch, capsys):
+    record(results_dir)
+    recorded = (results_dir / "2.13.0" / "cpu.json").read_bytes()
+    cid = passing_clause()
+
+    def partial(template):
+        doc = whole_doc("2.13.0")
+        doc["devices"]["cpu"][cid].update(outcome="not-run", tests=0, reasons=["deselected"])
+        results.write(doc, template)
+
+    fake_suite(monkeypatch, tmp_path, partial, code=0)
+    assert release_check.main(["2.13.0"]) == 1  # a clause that ran before did not run: a change, never all-clear
+    captured = capsys.readouterr()
+    assert f"{cid} [cpu]: expected pass, observed not-run" in captured.out
+    assert "results not written: a partial run (1 clauses not run" in captured.err
+    assert (results_dir / "2.13.0" / "cpu.json").read_bytes() == recorded

@@ -24,9 +24,11 @@ class DeviceError(ValueError):
 def select(requested: str | None) -> list[str]:
     """The devices to run on: every present one by default, else the comma-separated list asked for."""
     available = present()
-    if not requested:
+    if requested is None:
         return available
     chosen = [name.strip() for name in requested.split(",") if name.strip()]
+    if not chosen:
+        raise DeviceError(f"--device {requested!r} names no device; give e.g. --device cpu,meta")
     for name in chosen:
         if name not in KNOWN:
             raise DeviceError(f"unknown device {name!r}; known devices: {', '.join(KNOWN)}")

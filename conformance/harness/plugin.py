@@ -31,16 +31,19 @@ from __future__ import annotations
 import inspect
 import platform
 import textwrap
-from collections import defaultdict
 
 import pytest
 
 from . import devices as dev
 from . import registry as reg
 from . import results
+from .manifest import item_clauses, item_device
+from .recorder import Recorder, not_applicable
 
-NOT_APPLICABLE = "not-applicable: "
 SUITE_DIR = reg.ROOT / "conformance"
+# Options that select part of the suite: a recording (--record) refuses them before running anything.
+SELECTING = {"keyword": "-k", "markexpr": "-m", "deselect": "--deselect", "maxfail": "-x/--maxfail",
+             "lf": "--lf", "stepwise": "--sw", "stepwise_skip": "--sw-skip"}
 
 
 def pytest_addoption(parser):
@@ -55,6 +58,12 @@ def pytest_addoption(parser):
     group.addoption(
         "--results", default=None, metavar="PATH", help="write results JSON; '{device}' in PATH = one file per device"
     )
+    group.addoption(
+        "--record",
+        action="store_true",
+        help="this run records results (nox -s conformance): refuse options that select part of the suite, and "
+        "write nothing for a partial run",
+    )
 
 
 def pytest_configure(config):
@@ -63,9 +72,27 @@ def pytest_configure(config):
     try:
         config._conformance_registry = reg.default()
         config._conformance_devices = dev.select(config.getoption("--device"))
-    except (reg.SpecError, dev.DeviceError) as exc:
+        if (path := config.getoption("--results")) is not None:
+            results.check_writable(path)  # before any test runs, not after the whole run
+        if config.getoption("--record") and (why := _selects_part(config)):
+            raise results.ResultsError(f"--record needs the whole suite; {why} selects part of it")
+    except (reg.SpecError, dev.DeviceError, results.ResultsError) as exc:
         raise pytest.UsageError(str(exc)) from None
-    config.pluginmanager.register(Recorder(config), "conformance-recorder")
+    import torch
+
+    config.pluginmanager.register(Recorder(config, torch.__version__), "conformance-recorder")
+
+
+def _selects_part(config) -> str | None:
+    """The first option or argument of this run that leaves part of the suite out, if any."""
+    for dest, flag in SELECTING.items():
+        if getattr(config.option, dest, None):
+            return flag
+    for arg in config.args:
+        path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
+        if "::" in arg or not (path == SUITE_DIR or path in SUITE_DIR.parents):
+            return f"the argument {arg}"
+    return None
 
 
 def pytest_generate_tests(metafunc):
@@ -86,44 +113,49 @@ def device(request):
 
 def pytest_collection_modifyitems(session, config, items):
     registry = config._conformance_registry
+    unselected = []  # e.g. a cpu-only test in a --device meta run: pytest gives it no device, we run nothing
     for item in items:
         if SUITE_DIR not in item.path.parents:
             continue  # not a conformance test (e.g. the harness's own tests in the same run)
-        ids = [cid for mark in item.iter_markers("clause") for cid in mark.args]
+        ids = item_clauses(item)
         if not ids:
             raise pytest.UsageError(f"{item.nodeid}: test has no @pytest.mark.clause(...) marker")
         for cid in ids:
             if cid not in registry.clauses:
                 raise pytest.UsageError(f"{item.nodeid}: unknown clause {cid!r} (not defined in spec/*.md)")
         clauses = [registry.clauses[cid] for cid in ids]
-        ranges = {(c.since, c.until) for c in clauses}
-        if len(ranges) > 1:
-            raise pytest.UsageError(f"{item.nodeid}: clauses {ids} have different version ranges; split the test")
+        # One test, one verdict: its clauses must apply to the same releases and to its device, or a skip for
+        # one of them would silently take the test away from the others.
+        if len({(c.since, c.until, c.withdrawn) for c in clauses}) > 1:
+            raise pytest.UsageError(f"{item.nodeid}: clauses {', '.join(ids)} differ in version range; split the test")
+        device = item_device(item)
+        if device is None:
+            unselected.append(item)
+        elif len({c.excludes_device(device) is None for c in clauses}) > 1:
+            why = "; ".join(f"{c.id}: {c.excludes_device(device)}" for c in clauses if c.excludes_device(device))
+            raise pytest.UsageError(
+                f"{item.nodeid}: its clauses do not all apply on {device} ({why}); split the test or limit it "
+                "with @pytest.mark.only_devices"
+            )
         item._conformance_clauses = clauses
     if config.getoption("--ignore-ranges"):
         # Only tests of clauses with a version range say anything about a range's boundary.
-        ranged = [i for i in items if any(c.since or c.until for c in getattr(i, "_conformance_clauses", []))]
-        config.hook.pytest_deselected(items=[i for i in items if i not in ranged])
-        items[:] = ranged
-
-
-def _not_applicable_reason(item, torch_version: str) -> str | None:
-    clauses = getattr(item, "_conformance_clauses", [])
-    ignore = item.config.getoption("--ignore-ranges")
-    outside = [c for c in clauses if not ignore and not c.applies_to(torch_version)]
-    if outside:
-        return NOT_APPLICABLE + ", ".join(f"{c.id} holds {c.range_text()}" for c in outside)
-    device = item.callspec.params.get("device") if hasattr(item, "callspec") else None
-    excluded = [f"{c.id}: {why}" for c in clauses if (why := c.excludes_device(device))]
-    if excluded:
-        return NOT_APPLICABLE + "; ".join(excluded)
-    return None
+        unselected += [i for i in items if not any(c.since or c.until for c in getattr(i, "_conformance_clauses", []))]
+    if unselected:
+        config.hook.pytest_deselected(items=unselected)
+        items[:] = [i for i in items if i not in set(unselected)]
 
 
 def pytest_runtest_setup(item):
     import torch
 
-    reason = _not_applicable_reason(item, torch.__version__)
+    reason = not_applicable(
+        getattr(item, "_conformance_clauses", []),
+        item_device(item),
+        torch.__version__,
+        ignore_ranges=item.config.getoption("--ignore-ranges"),
+    )
+    item._conformance_not_applicable = reason is not None
     if reason:
         pytest.skip(reason)
 
@@ -194,7 +226,7 @@ def observe(request):
 
 
 def _reproducer(item) -> str:
-    device = item.callspec.params.get("device", "cpu") if hasattr(item, "callspec") else "cpu"
+    device = item_device(item) or "cpu"
     lines = [f"python -m pytest '{item.nodeid}'"]
     func = getattr(item, "function", None)
     params = set(inspect.signature(func).parameters) if func else {"?"}
@@ -212,17 +244,15 @@ def pytest_runtest_makereport(item, call):
     import torch
 
     clauses = getattr(item, "_conformance_clauses", [])
-    device = item.callspec.params.get("device") if hasattr(item, "callspec") else None
-    report.user_properties.append(
-        (
-            "conformance",
-            {
-                "clauses": [c.id for c in clauses],
-                "device": device,
-                "observed": getattr(item, "_conformance_observed", {}),
-            },
-        )
-    )
+    device = item_device(item)
+    info = {
+        "clauses": [c.id for c in clauses],
+        "device": device,
+        "observed": getattr(item, "_conformance_observed", {}),
+        # skipped by the harness because the clauses say nothing here (not a test that skipped itself)
+        "not_applicable": getattr(item, "_conformance_not_applicable", False),
+    }
+    report.user_properties = [p for p in report.user_properties if p[0] != "conformance"] + [("conformance", info)]
     if report.failed and clauses:
         head = "\n".join(f"clause {c.id} ({c.level}) - {c.url}: {' '.join(c.text.split())[:160]}" for c in clauses)
         report.sections.append(
@@ -233,128 +263,3 @@ def pytest_runtest_makereport(item, call):
             )
         )
     return report
-
-
-def _short_reason(report) -> str:
-    crash = getattr(report.longrepr, "reprcrash", None)
-    if crash is not None:
-        return f"{report.nodeid}: {crash.message.splitlines()[0][:300]}"
-    if isinstance(report.longrepr, tuple):  # skip: (file, line, reason)
-        return report.longrepr[2].removeprefix("Skipped: ")
-    return f"{report.nodeid}: {str(report.longrepr).splitlines()[-1][:300]}"
-
-
-class Recorder:
-    """Collects per-(clause, device) reports (on the xdist controller too) and writes the results."""
-
-    def __init__(self, config):
-        self.config = config
-        self.reports = defaultdict(list)
-        self.observed = defaultdict(dict)
-        self.written = []
-        self.complete = False
-
-    def pytest_runtest_logreport(self, report):
-        info = dict(report.user_properties).get("conformance")
-        if not info or not info["device"]:
-            return
-        # One entry per test: its call outcome, or the setup/teardown phase that went wrong.
-        relevant = report.when == "call" or (report.when == "setup" and not report.passed)
-        if not (relevant or (report.when == "teardown" and report.failed)):
-            return
-        reason = "" if report.passed else _short_reason(report)
-        if report.skipped and reason.startswith(NOT_APPLICABLE):
-            return  # the clause's range already says not-applicable
-        entry = {"outcome": report.outcome, "reason": reason}
-        for cid in info["clauses"]:
-            key = (cid, info["device"])
-            if report.when == "teardown" and self.reports[key] and self.reports[key][-1]["outcome"] == "passed":
-                self.reports[key].pop()  # a teardown failure (e.g. leaked state) turns a pass into a failure
-            self.reports[key].append(entry)
-            self.observed[key].update(info["observed"])
-
-    def document(self) -> dict:
-        import torch
-
-        present = dev.present()
-        return results.build(
-            self.config._conformance_registry,
-            torch.__version__,
-            platform.python_version(),
-            platform.platform(),
-            # the selected devices, plus every absent one (reported not-run, never silently left out)
-            self.config._conformance_devices + [d for d in dev.KNOWN if d not in present],
-            present,
-            self.reports,
-            self.observed,
-        )
-
-    def pytest_sessionfinish(self, session, exitstatus):
-        # A run stopped by a usage error or an interrupt proves nothing: write no results for it.
-        self.complete = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
-        if self.config.getoption("--ignore-ranges") and self.complete and not hasattr(self.config, "workerinput"):
-            import torch
-
-            # Failures outside a range are the expected outcome here; only a loose boundary fails the run.
-            ok = all(good for good, _ in self.range_verdicts(torch.__version__).values())
-            session.exitstatus = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
-        path = self.config.getoption("--results")
-        if self.config.getoption("--ignore-ranges"):
-            path = None  # outcomes of tests run outside their clause's range are no results
-        if path and self.complete and not hasattr(self.config, "workerinput"):
-            self.written = results.write(self.document(), path)
-
-    def pytest_terminal_summary(self, terminalreporter):
-        if hasattr(self.config, "workerinput") or not self.complete:
-            return
-        import torch
-
-        doc = self.document()
-        devices = list(doc["devices"])
-        tr = terminalreporter
-        tr.section("conformance: outcome per clause and device")
-        tr.write_line(f"torch {torch.__version__}, python {doc['python']}, suite {doc['suite_hash'][:19]}")
-        tr.write_line("clause".ljust(12) + "".join(d.ljust(16) for d in devices))
-        totals = defaultdict(int)
-        for cid in sorted(doc["devices"][devices[0]], key=_natural):
-            row = [doc["devices"][d][cid]["outcome"] for d in devices]
-            for outcome in row:
-                totals[outcome] += 1
-            tr.write_line(cid.ljust(12) + "".join(o.ljust(16) for o in row))
-        tr.write_line("clause outcomes: " + ", ".join(f"{totals[o]} {o}" for o in results.OUTCOMES))
-        for written in self.written:
-            tr.write_line(f"results written to {written}")
-        if self.config.getoption("--ignore-ranges"):
-            self._range_report(tr, torch.__version__)
-
-    def range_verdicts(self, torch_version) -> dict[str, tuple[bool, str]]:
-        """With --ignore-ranges: {clause: (as expected, verdict)} for every clause with a version range.
-
-        A clause inside its range must pass; outside it, its tests must fail, or the boundary is not tight.
-        """
-        verdicts = {}
-        for cid, clause in self.config._conformance_registry.clauses.items():
-            if not (clause.since or clause.until):
-                continue
-            reports = [r for (c, _), rs in self.reports.items() if c == cid for r in rs]
-            failed = any(r["outcome"] == "failed" for r in reports)
-            if not reports:
-                verdicts[cid] = (True, "no test ran")
-            elif clause.applies_to(torch_version):
-                verdicts[cid] = (not failed, "inside its range: " + ("FAILS" if failed else "passes"))
-            elif failed:
-                verdicts[cid] = (True, "outside its range: fails, boundary confirmed")
-            else:
-                verdicts[cid] = (False, "outside its range: PASSES, the range is too narrow or the test too weak")
-        return verdicts
-
-    def _range_report(self, tr, torch_version):
-        tr.section("version ranges: tests of ranged clauses, run on every version")
-        for cid, (_, verdict) in sorted(self.range_verdicts(torch_version).items(), key=lambda kv: _natural(kv[0])):
-            clause = self.config._conformance_registry.clauses[cid]
-            tr.write_line(f"{cid:<12} {clause.range_text():<28} {verdict}")
-
-
-def _natural(cid: str):
-    prefix, number = cid.rsplit("-", 1)
-    return prefix, int(number)

@@ -18,12 +18,19 @@ gradients, which the ``meta`` device (shapes only) cannot show; ``devices: meta`
 limits a clause to the devices named. Elsewhere the clause is not-applicable. An example is a
 ``{example}`` directive holding a doctest; ``:clauses:`` names what it shows.
 
+Options go right below the directive line; a directive ends at a line holding
+just its own fence (``:::`` or longer, or backticks), so its body may hold
+fenced blocks with another fence. Any mistake (an unclosed directive, an
+unknown or misplaced option, a bad value) is a ``SpecError`` naming
+``spec/<page>.md:<line>``.
+
 This module is plain Python (no Sphinx, no torch) so that both the pytest
 plugin and the Sphinx extension can use it.
 """
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 from dataclasses import dataclass, field
@@ -37,15 +44,12 @@ SPEC_DIR = ROOT / "spec"
 LEVELS = ("MUST", "SHOULD", "MAY", "UNSPECIFIED")
 CLAUSE_ID = re.compile(r"^[A-Z][A-Z0-9]*-[1-9][0-9]*$")
 OPTIONS = {"level", "since", "until", "needs", "devices", "withdrawn"}
+EXAMPLE_OPTIONS = {"clauses"}
 DEVICES = ("cpu", "meta", "cuda", "mps")  # kept in step with harness.devices.KNOWN (no torch import here)
 
-# A fenced directive: ``:::{name} argument`` (or backticks) up to its closing fence.
-_DIRECTIVE = re.compile(
-    r"^(?P<fence>:{3,}|`{3,})\{(?P<name>clause|example)\}[ \t]*(?P<arg>[^\n]*)\n"
-    r"(?P<body>.*?)^(?P=fence)[ \t]*$",
-    re.MULTILINE | re.DOTALL,
-)
-_OPTION = re.compile(r"^:(?P<key>[a-z]+):[ \t]*(?P<value>.*)$")
+# A directive's opening line, ``:::{name} argument`` (or backticks); it ends at a line holding just the same fence.
+_OPENING = re.compile(r"^(?P<fence>:{3,}|`{3,})\{(?P<name>[\w-]+)\}[ \t]*(?P<arg>.*)$")
+_OPTION = re.compile(r"^:(?P<key>[A-Za-z][\w-]*):[ \t]*(?P<value>.*)$")
 
 
 class SpecError(ValueError):
@@ -122,60 +126,115 @@ class Registry:
         return sorted({c.page for c in self.clauses.values()})
 
 
-def _options(body: str, where: str) -> tuple[dict[str, str], str]:
-    opts: dict[str, str] = {}
-    lines = body.splitlines()
-    while lines and (m := _OPTION.match(lines[0])):
-        if m["key"] in opts:
-            raise SpecError(f"{where}: option :{m['key']}: given twice")
-        opts[m["key"]] = m["value"].strip()
-        lines.pop(0)
-    return opts, "\n".join(lines).strip()
+Body = list[tuple[int, str]]  # (line number, text) of each line between a directive's fences
+Options = dict[str, tuple[str, int]]  # option -> (value, line number)
 
 
-def _version(value: str, where: str) -> Version:
+def _directives(path: Path, page: str):
+    """Yield (name, argument, line, body) of each clause and example of a page."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    i = 0
+    while i < len(lines):
+        m = _OPENING.match(lines[i])
+        i += 1
+        if not m or m["name"] not in ("clause", "example"):
+            continue
+        start, fence, body = i, m["fence"], []
+        unclosed = f"{page}:{start}: {m['name']} {m['arg'].strip()}".rstrip() + f" is not closed: no {fence!r} line"
+        while i < len(lines) and lines[i].rstrip(" \t") != fence:
+            inner = _OPENING.match(lines[i])
+            if inner and (inner["name"] in ("clause", "example") or inner["fence"] == fence):
+                raise SpecError(f"{unclosed} before the next directive (line {i + 1})")
+            body.append((i + 1, lines[i]))
+            i += 1
+        if i == len(lines):
+            raise SpecError(f"{unclosed} before the end of the file")
+        i += 1
+        yield m["name"], m["arg"].strip(), start, body
+
+
+def _options(body: Body, allowed: set[str], page: str) -> tuple[Options, str]:
+    """Split a body into its options (the lines right below the directive line) and its text."""
+    opts: Options = {}
+    k = 0
+    while k < len(body) and (m := _OPTION.match(body[k][1])):
+        n, key = body[k][0], m["key"]
+        if key not in allowed:
+            close = difflib.get_close_matches(key.lower(), sorted(allowed), n=1)
+            hint = f" (did you mean :{close[0]}:?)" if close else ""
+            known = " ".join(f":{o}:" for o in sorted(allowed))
+            raise SpecError(f"{page}:{n}: unknown option :{key}:{hint}; known: {known}")
+        if key in opts:
+            raise SpecError(f"{page}:{n}: option :{key}: given twice (first at line {opts[key][1]})")
+        opts[key] = (m["value"].strip(), n)
+        k += 1
+    for n, line in body[k:]:
+        if m := _OPTION.match(line):
+            raise SpecError(
+                f"{page}:{n}: option :{m['key']}: after the statement started; "
+                "options go right below the directive line"
+            )
+    return opts, "\n".join(line for _, line in body[k:]).strip()
+
+
+def _version(opts: Options, key: str, page: str) -> Version | None:
+    if key not in opts:
+        return None
+    value, n = opts[key]
     try:
         return Version(value)
     except ValueError:
-        raise SpecError(f"{where}: {value!r} is not a version") from None
+        raise SpecError(f"{page}:{n}: :{key}: {value!r} is not a version like 2.1") from None
+
+
+def _clause(arg: str, line: int, body: Body, page: str, stem: str) -> Clause:
+    if not CLAUSE_ID.match(arg):
+        raise SpecError(f"{page}:{line}: {arg!r} is not a clause ID like DATA-1")
+    opts, text = _options(body, OPTIONS, page)
+    at = {key: f"{page}:{n}" for key, (_, n) in opts.items()}
+    level = opts.get("level", ("",))[0]
+    if level not in LEVELS:
+        got = f" (got {level!r})" if "level" in opts else ""
+        raise SpecError(f"{at.get('level', f'{page}:{line}')}: {arg} needs :level: one of {', '.join(LEVELS)}{got}")
+    needs = opts.get("needs", (None,))[0]
+    if needs not in (None, "values"):
+        raise SpecError(f"{at['needs']}: :needs: can only be 'values' (got {needs!r})")
+    since, until = _version(opts, "since", page), _version(opts, "until", page)
+    if since and until and since >= until:
+        raise SpecError(f"{at['until']}: empty range: since {since} is not before until {until}")
+    devices = tuple(opts.get("devices", ("",))[0].split())
+    if "devices" in opts and not devices:
+        raise SpecError(f"{at['devices']}: :devices: names no device; name one or more of {', '.join(DEVICES)}")
+    if unknown := sorted(set(devices) - set(DEVICES)):
+        raise SpecError(f"{at['devices']}: unknown device(s) {', '.join(unknown)}; known: {', '.join(DEVICES)}")
+    withdrawn = opts.get("withdrawn", (None,))[0]
+    if withdrawn == "":
+        raise SpecError(f"{at['withdrawn']}: :withdrawn: needs a reason")
+    if not text:
+        raise SpecError(f"{page}:{line}: {arg} has no statement")
+    return Clause(arg, stem, line, level, text, since, until, needs == "values", withdrawn, devices)
+
+
+def _example(arg: str, line: int, body: Body, page: str, stem: str) -> Example:
+    opts, code = _options(body, EXAMPLE_OPTIONS, page)
+    if arg:
+        raise SpecError(f"{page}:{line}: an example takes no argument (got {arg!r}); name its clauses in :clauses:")
+    ids = tuple(opts.get("clauses", ("",))[0].split())
+    if not ids:
+        raise SpecError(f"{page}:{line}: an example needs :clauses: ID ... right below the directive line")
+    if not code:
+        raise SpecError(f"{page}:{line}: example has no code")
+    return Example(stem, line, ids, code + "\n")
 
 
 def parse_page(path: Path) -> tuple[list[Clause], list[Example]]:
-    text = path.read_text(encoding="utf-8")
+    page = f"spec/{path.name}"
     clauses, examples = [], []
-    for m in _DIRECTIVE.finditer(text):
-        line = text.count("\n", 0, m.start()) + 1
-        where = f"spec/{path.name}:{line}"
-        opts, body = _options(m["body"], where)
-        arg = m["arg"].strip()
-        if m["name"] == "example":
-            ids = tuple(opts.pop("clauses", "").split())
-            if not ids or opts:
-                raise SpecError(f"{where}: an example takes exactly one option, :clauses: ID ...")
-            examples.append(Example(path.stem, line, ids, body + "\n"))
-            continue
-        if not CLAUSE_ID.match(arg):
-            raise SpecError(f"{where}: {arg!r} is not a clause ID like DATA-1")
-        if unknown := set(opts) - OPTIONS:
-            raise SpecError(f"{where}: unknown option(s) {sorted(unknown)}; allowed {sorted(OPTIONS)}")
-        level = opts.get("level", "")
-        if level not in LEVELS:
-            raise SpecError(f"{where}: {arg} needs :level: one of {', '.join(LEVELS)}")
-        needs = opts.get("needs")
-        if needs not in (None, "values"):
-            raise SpecError(f"{where}: :needs: can only be 'values'")
-        since = _version(opts["since"], where) if "since" in opts else None
-        until = _version(opts["until"], where) if "until" in opts else None
-        devices = tuple(opts.get("devices", "").split())
-        if unknown_devices := set(devices) - set(DEVICES):
-            raise SpecError(f"{where}: unknown device(s) {sorted(unknown_devices)} in :devices:")
-        if since and until and since >= until:
-            raise SpecError(f"{where}: empty range since {since} until {until}")
-        if not body:
-            raise SpecError(f"{where}: {arg} has no statement")
-        clauses.append(
-            Clause(arg, path.stem, line, level, body, since, until, needs == "values", opts.get("withdrawn"), devices)
-        )
+    for name, arg, line, body in _directives(path, page):
+        if name == "clause":
+            clauses.append(_clause(arg, line, body, page, path.stem))
+        else:
+            examples.append(_example(arg, line, body, page, path.stem))
     return clauses, examples
 
 
@@ -188,15 +247,15 @@ def load(spec_dir: Path = SPEC_DIR) -> Registry:
             if clause.id in registry.clauses:
                 first = registry.clauses[clause.id]
                 raise SpecError(
-                    f"clause {clause.id} is defined twice: spec/{first.page}.md:{first.line} "
-                    f"and spec/{clause.page}.md:{clause.line}"
+                    f"spec/{clause.page}.md:{clause.line}: clause {clause.id} is defined twice "
+                    f"(first at spec/{first.page}.md:{first.line})"
                 )
             registry.clauses[clause.id] = clause
         registry.examples.extend(examples)
     for example in registry.examples:
         for cid in example.clauses:
             if cid not in registry.clauses:
-                raise SpecError(f"spec/{example.name}: example names unknown clause {cid}")
+                raise SpecError(f"spec/{example.page}.md:{example.line + 1}: example names unknown clause {cid}")
     return registry
 
 

@@ -1,22 +1,29 @@
 """Results files: one JSON document per run, per-clause outcomes per device.
 
-Schema (``schema_version`` 1)::
+Schema (``schema_version`` 2)::
 
-    {"schema_version": 1, "torch": "2.13.0+cpu", "python": "3.11.7",
+    {"schema_version": 2, "torch": "2.13.0+cpu", "python": "3.11.7",
      "platform": "Linux-...", "suite_hash": "sha256:...",
+     "present": ["cpu", "meta"],
      "devices": {"cpu": {"DATA-1": {"outcome": "pass", "tests": 3,
                                      "reasons": [], "observed": {}}}}}
 
-Outcomes: ``pass`` (every test of the clause ran and passed on that device),
-``fail`` (at least one failed; ``reasons`` says why), ``not-applicable`` (the
-clause's version range excludes this torch, or it needs values and the device
-is ``meta``), ``not-run`` (the device is absent, or no test of the clause ran).
+Outcomes: ``pass`` (every test of the clause for that device was collected,
+ran in this run and passed), ``fail`` (at least one failed; ``reasons`` says
+why), ``not-applicable`` (the clause's version range excludes this torch, it
+is withdrawn, or it is not about the device), ``not-run`` (the device is
+absent, or some test of the clause did not run: deselected, not collected,
+stopped early). ``present`` lists the devices the machine had: a device not in
+it can only be ``not-run``. A document with a ``not-run`` on a present device
+is *partial*: it is never accepted as recorded results.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import tempfile
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
@@ -24,18 +31,21 @@ from packaging.version import InvalidVersion, Version
 from . import registry as reg
 from .devices import KNOWN
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 OUTCOMES = ("pass", "fail", "not-applicable", "not-run")
-TESTS_DIR = reg.ROOT / "conformance" / "tests"
-RESULTS_DIR = reg.ROOT / "conformance" / "results"
+SUITE_DIR = reg.ROOT / "conformance"
+TESTS_DIR = SUITE_DIR / "tests"
+# Harness modules whose code the tests run (helpers, populations): a change there can change outcomes too.
+SUITE_MODULES = (SUITE_DIR / "harness" / "checks.py",)
+RESULTS_DIR = SUITE_DIR / "results"
 REFRESH_HINT = "refresh them with: nox -s conformance"
 
 
 def suite_hash(registry: reg.Registry | None = None) -> str:
-    """Hash of what decides outcomes: the test files and the clauses/examples of the spec."""
+    """Hash of what decides outcomes: the test files, the helpers they use, and the clauses/examples of the spec."""
     registry = registry or reg.default()
     h = hashlib.sha256()
-    for path in sorted(TESTS_DIR.glob("*.py")):
+    for path in [*sorted(TESTS_DIR.glob("*.py")), *SUITE_MODULES]:
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     for c in sorted(registry.clauses.values(), key=lambda c: c.id):
         h.update(repr((c.id, c.level, str(c.since), str(c.until), c.needs_values, c.withdrawn, c.devices)).encode())
@@ -44,60 +54,140 @@ def suite_hash(registry: reg.Registry | None = None) -> str:
     return "sha256:" + h.hexdigest()
 
 
-def clause_outcome(clause: reg.Clause, device: str, torch_version: str, present: list[str], reports: list[dict]):
-    """Outcome of one clause on one device from its test reports ({"outcome": passed|failed|skipped, ...})."""
+def expected_outcome(clause: reg.Clause, device: str, torch_version: str, present) -> tuple[str, str] | None:
+    """The outcome a clause must have whatever its tests do (with its reason), or None when its tests decide."""
+    if clause.withdrawn is not None:
+        return "not-applicable", f"withdrawn: {clause.withdrawn}"
     if not clause.applies_to(torch_version):
-        return "not-applicable", [f"holds {clause.range_text()}; this is torch {torch_version}"]
+        return "not-applicable", f"holds {clause.range_text()}; this is torch {torch_version}"
     if excluded := clause.excludes_device(device):
-        return "not-applicable", [excluded]
+        return "not-applicable", excluded
     if device not in present:
-        return "not-run", [f"device {device} not present"]
-    if not reports:
-        return "not-run", ["no test of this clause ran"]
-    failed = [r["reason"] for r in reports if r["outcome"] == "failed"]
-    if failed:
-        return "fail", failed
-    skipped = [r["reason"] for r in reports if r["outcome"] == "skipped"]
-    if skipped:
-        return "not-run", skipped
-    return "pass", []
+        return "not-run", f"device {device} not present"
+    return None
 
 
-def build(registry, torch_version, python, platform, devices, present, reports_by_key, observed) -> dict:
-    """reports_by_key: {(clause_id, device): [report dicts]}; observed: {(clause_id, device): {name: value}}."""
+def clause_outcome(clause, device, torch_version, present, ran: dict[str, dict], manifest=None):
+    """(outcome, tests run, reasons) of one clause on one device.
+
+    ran: {nodeid: {"outcome": passed|failed|skipped, "reason": ...}} for the clause's tests on the device;
+    manifest: what the whole suite expects (harness.manifest); without one, the tests that ran are all there are.
+    """
+    if fixed := expected_outcome(clause, device, torch_version, present):
+        return fixed[0], 0, [fixed[1]]
+    executed = [e for e in ran.values() if e["outcome"] in ("passed", "failed")]
+    if failed := [e["reason"] for e in executed if e["outcome"] == "failed"]:
+        return "fail", len(executed), failed
+    if manifest is not None:
+        expected, missing = manifest.missing((clause.id, device), ran)
+    else:
+        expected = len(ran)
+        missing = [f"{n}: skipped: {e['reason']}" for n, e in ran.items() if e["outcome"] == "skipped"]
+    if not expected:
+        return "not-run", 0, ["no test of this clause ran"]
+    if missing:
+        return "not-run", len(executed), missing
+    return "pass", len(executed), []
+
+
+def build(registry, torch_version, python, platform, devices, present, ran, observed, manifest=None, hash_=None):
+    """ran: {(clause_id, device): {nodeid: report entry}}; observed: {(clause_id, device): {name: value}}."""
     doc = {
         "schema_version": SCHEMA_VERSION,
         "torch": torch_version,
         "python": python,
         "platform": platform,
-        "suite_hash": suite_hash(registry),
+        "suite_hash": hash_ or suite_hash(registry),
+        "present": [d for d in KNOWN if d in present],
         "devices": {},
     }
     for device in devices:
         table = doc["devices"][device] = {}
         for cid, clause in sorted(registry.clauses.items()):
-            reports = reports_by_key.get((cid, device), [])
-            outcome, reasons = clause_outcome(clause, device, torch_version, present, reports)
+            outcome, tests, reasons = clause_outcome(
+                clause, device, torch_version, present, ran.get((cid, device), {}), manifest
+            )
             table[cid] = {
                 "outcome": outcome,
-                "tests": len(reports),
+                "tests": tests,
                 "reasons": sorted(set(reasons)),
                 "observed": observed.get((cid, device), {}),
             }
     return doc
 
 
-def write(doc: dict, path_template: str) -> list[Path]:
-    """Write one file, or one per device when the path holds ``{device}``."""
+def partial(doc: dict) -> list[tuple[str, str]]:
+    """(clause, device) for every clause not run on a device that was present: what makes a run partial."""
+    return [
+        (cid, device)
+        for device, table in doc["devices"].items()
+        if device in doc["present"]
+        for cid, entry in table.items()
+        if entry["outcome"] == "not-run"
+    ]
+
+
+def targets(path_template: str) -> dict[str, Path] | Path:
+    """The file per device for a ``{device}`` template, else the one path; ResultsError for a malformed template."""
+    if not path_template.strip():
+        raise ResultsError("--results needs a file path, e.g. --results r.json or --results 'out/{device}.json'")
     if "{device}" not in path_template:
-        docs = {Path(path_template): doc}
+        return Path(path_template)
+    try:
+        return {d: Path(path_template.format(device=d)) for d in KNOWN}
+    except (KeyError, IndexError, ValueError):
+        raise ResultsError(
+            f"--results {path_template!r}: only {{device}} may stand in braces (one file per device)"
+        ) from None
+
+
+def check_writable(path_template: str) -> None:
+    """Refuse, before any test runs, a results path that cannot be written (ResultsError, one line)."""
+    found = targets(path_template)
+    for path in found.values() if isinstance(found, dict) else [found]:
+        if path.is_dir():
+            raise ResultsError(f"--results {path}: is a directory; give a file path")
+        folder = path.parent
+        while not folder.exists():
+            folder = folder.parent
+        if not folder.is_dir():
+            raise ResultsError(f"--results {path}: {folder} is a file, not a folder")
+        try:
+            with tempfile.TemporaryFile(dir=folder):
+                pass
+        except OSError as exc:
+            raise ResultsError(f"--results {path}: cannot write in {folder}: {exc.strerror}") from None
+
+
+def write(doc: dict, path_template: str) -> list[Path]:
+    """Write one file, or one per device when the path holds ``{device}``: all of them or, on an error, none.
+
+    Each file is written to a temporary file beside it and moved into place once every one was written, so a
+    full disk or a failing write never leaves a truncated file, nor a mix of new and old device files.
+    """
+    found = targets(path_template)
+    if isinstance(found, dict):
+        docs = {found[d]: {**doc, "devices": {d: table}} for d, table in doc["devices"].items()}
     else:
-        docs = {
-            Path(path_template.format(device=d)): {**doc, "devices": {d: table}} for d, table in doc["devices"].items()
-        }
-    for path, content in docs.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(content, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        docs = {found: doc}
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, content in docs.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            staged.append((tmp, path))
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(json.dumps(content, indent=1, sort_keys=True) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o644)
+    except OSError as exc:
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
+        why = exc.strerror or exc
+        raise ResultsError(f"cannot write results to {path}: {why}; no results file was changed") from None
+    for tmp, path in staged:
+        os.replace(tmp, path)
     return list(docs)
 
 
@@ -105,8 +195,17 @@ class ResultsError(ValueError):
     pass
 
 
+ENTRY_KEYS = {"outcome", "tests", "reasons", "observed"}
+SCALARS = (bool, int, float, str, type(None))
+
+
 def validate(doc: dict, where: str, registry: reg.Registry | None = None) -> None:
-    """Check the invariants of one results document; raise ResultsError naming the first breach."""
+    """Check the invariants of one results document; raise ResultsError naming the first breach.
+
+    Types, keys, and every outcome against what the clause allows on that torch and device: a ``pass`` outside
+    a clause's range, on a device it is not about or on an absent device is impossible, and so is a
+    ``not-applicable`` where the clause applies.
+    """
     registry = registry or reg.default()
 
     def fail(msg):
@@ -114,15 +213,23 @@ def validate(doc: dict, where: str, registry: reg.Registry | None = None) -> Non
 
     if not isinstance(doc, dict):
         fail("not a JSON object")
-    keys = {"schema_version", "torch", "python", "platform", "suite_hash", "devices"}
+    keys = {"schema_version", "torch", "python", "platform", "suite_hash", "present", "devices"}
     if set(doc) != keys:
         fail(f"keys {sorted(doc)} differ from {sorted(keys)}")
     if doc["schema_version"] != SCHEMA_VERSION:
         fail(f"schema_version {doc['schema_version']!r}, expected {SCHEMA_VERSION}")
+    for key in ("torch", "python", "platform", "suite_hash"):
+        if not isinstance(doc[key], str):
+            fail(f"{key} must be a string, is {doc[key]!r}")
     try:
         Version(doc["torch"])
-    except (InvalidVersion, TypeError):
+    except InvalidVersion:
         fail(f"torch {doc['torch']!r} is not a version")
+    if not doc["suite_hash"].startswith("sha256:"):
+        fail(f"suite_hash {doc['suite_hash']!r} is not sha256:...")
+    present = doc["present"]
+    if not isinstance(present, list) or not set(present) <= set(KNOWN):
+        fail(f"present must be a list of devices among {', '.join(KNOWN)}")
     if not isinstance(doc["devices"], dict) or not doc["devices"]:
         fail("devices must be a non-empty object")
     for device, table in doc["devices"].items():
@@ -135,14 +242,27 @@ def validate(doc: dict, where: str, registry: reg.Registry | None = None) -> Non
         if extra := sorted(set(table) - set(registry.clauses)):
             fail(f"{device}: unknown clauses: {', '.join(extra)}")
         for cid, entry in table.items():
-            if not isinstance(entry, dict) or set(entry) != {"outcome", "tests", "reasons", "observed"}:
-                fail(f"{device}.{cid}: entry must have exactly outcome, tests, reasons, observed")
-            if entry["outcome"] not in OUTCOMES:
-                fail(f"{device}.{cid}: outcome {entry['outcome']!r} not one of {', '.join(OUTCOMES)}")
-            if entry["outcome"] in ("fail", "not-run", "not-applicable") and not entry["reasons"]:
-                fail(f"{device}.{cid}: outcome {entry['outcome']} needs a reason")
-            if entry["outcome"] == "pass" and entry["tests"] < 1:
-                fail(f"{device}.{cid}: pass with no test run")
+            here = f"{device}.{cid}"
+            if not isinstance(entry, dict) or set(entry) != ENTRY_KEYS:
+                fail(f"{here}: entry must have exactly outcome, tests, reasons, observed")
+            outcome, tests, reasons, observed = (entry[k] for k in ("outcome", "tests", "reasons", "observed"))
+            if outcome not in OUTCOMES:
+                fail(f"{here}: outcome {outcome!r} not one of {', '.join(OUTCOMES)}")
+            if type(tests) is not int or tests < 0:
+                fail(f"{here}: tests must be a whole number, is {tests!r}")
+            if not isinstance(reasons, list) or not all(isinstance(r, str) for r in reasons):
+                fail(f"{here}: reasons must be a list of strings")
+            if not isinstance(observed, dict) or not all(isinstance(v, SCALARS) for v in observed.values()):
+                fail(f"{here}: observed must map names to plain values")
+            if outcome != "pass" and not reasons:
+                fail(f"{here}: outcome {outcome} needs a reason")
+            if outcome == "pass" and tests < 1:
+                fail(f"{here}: pass with no test run")
+            fixed = expected_outcome(registry.clauses[cid], device, doc["torch"], present)
+            if fixed and fixed[0] != outcome:
+                fail(f"{here}: {outcome} is impossible here ({fixed[1]}); expected {fixed[0]}")
+            if not fixed and outcome == "not-applicable":
+                fail(f"{here}: not-applicable, but the clause applies to torch {doc['torch']} on {device}")
 
 
 def load(path: Path, registry: reg.Registry | None = None) -> dict:
@@ -154,16 +274,21 @@ def load(path: Path, registry: reg.Registry | None = None) -> dict:
 def _read(path: Path) -> dict:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: bad JSON and bytes that are not UTF-8
         raise ResultsError(f"{path}: cannot read results: {exc}") from None
 
 
 def check_file(path: Path, registry: reg.Registry, current_hash: str) -> dict:
-    """One committed results file: fresh (checked first, it names the refresh command), valid, well placed."""
+    """One committed results file: fresh (checked first, it names the refresh command), valid, whole, well placed."""
     doc = _read(path)
     if isinstance(doc, dict) and "suite_hash" in doc and doc["suite_hash"] != current_hash:
         raise ResultsError(f"{path}: stale, recorded with another version of the tests; {REFRESH_HINT}")
     validate(doc, str(path), registry)
+    if not_run := partial(doc):
+        raise ResultsError(
+            f"{path}: a partial run ({len(not_run)} clauses not run, e.g. {not_run[0][0]}) is not a recording; "
+            + REFRESH_HINT
+        )
     if Version(doc["torch"]).public != path.parent.name:
         raise ResultsError(f"{path}: records torch {doc['torch']} but lies in folder {path.parent.name}")
     if list(doc["devices"]) != [path.stem]:

@@ -236,6 +236,7 @@ def test_seed_en_data_write_runs(device):
 
 
 @pytest.mark.clause("DATA-8", "DATA-14")
+@pytest.mark.only_devices("cpu")  # the seed snippet as written: values, on the default device
 def test_seed_ko_method1_data_assign(device):
     # Korean seed, method 1. As written it calls torch.Variable, which does not exist:
     with raises(AttributeError, "has no attribute 'Variable'"):

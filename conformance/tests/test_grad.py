@@ -327,6 +327,7 @@ def test_update_keeps_grad_values(device, spelling):
 
 
 @pytest.mark.clause("GRAD-1", "GRAD-2")
+@pytest.mark.only_devices("cpu")  # the seed snippet as written: values, on the default device
 def test_seed_en_gradients_of_x(device):
     # English seed, second snippet, verbatim (device added).
     x = torch.tensor([1.0, 2.0], requires_grad=True, device=device)
@@ -340,6 +341,7 @@ def test_seed_en_gradients_of_x(device):
 
 
 @pytest.mark.clause("GRAD-2", "GRAD-17")
+@pytest.mark.only_devices("cpu")  # the seed snippet as written: values, on the default device
 def test_seed_ko_printed_grads(device):
     # Korean seed, example code, methods 2 and 3. torch.Variable does not exist:
     with raises(AttributeError, "has no attribute 'Variable'"):

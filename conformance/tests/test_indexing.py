@@ -382,6 +382,7 @@ def test_seed_en_correct_approach_fixed(device):
 
 
 @pytest.mark.clause("INDEX-11", "INDEX-16")
+@pytest.mark.only_devices("cpu")  # the seed snippet as written: values, on the default device
 def test_seed_en_clone_then_slice_assign(device):
     # English seed, "Cloning the variable", verbatim (device added): it runs.
     x = torch.tensor([1.0, 2.0], requires_grad=True, device=device)

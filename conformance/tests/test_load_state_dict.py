@@ -176,6 +176,7 @@ def test_assign_absent_before_2_1(device):
 
 
 @pytest.mark.clause("LOADSD-1", "LOADSD-2")
+@pytest.mark.only_devices("cpu")  # the seed snippet as written: values, on the default device
 def test_seed_ko_copy_updates_metadata(device):
     # Korean seed: "copy_() 메서드는 새 값으로 Variable을 복사하며 메타데이터를 자동으로 업데이트합니다".
     # load_state_dict is copy_ under no_grad: values change, metadata (dtype, requires_grad, identity) does not.

@@ -405,6 +405,7 @@ def test_seed_ko_no_grad_block_is_irrelevant(device):
 
 
 @pytest.mark.clause("NOGRAD-4", "NOGRAD-17")
+@pytest.mark.only_devices("cpu")  # the seed snippet as written: values, on the default device
 def test_seed_ko_closing_bullet_no_grad_update_trains(device):
     # "위 방법들은 역전파를 수행하지 않으므로, 모델 학습에는 사용할 수 없습니다" is wrong for no_grad:
     # updating a parameter under no_grad is how a training step is written (torch.optim does it too).

@@ -219,6 +219,7 @@ def test_seed_en_avoiding_reassignment(device):
 
 
 @pytest.mark.clause("REBIND-6", "REBIND-7")
+@pytest.mark.only_devices("cpu")  # the seed snippet as written: values, on the default device
 def test_seed_en_add_equivalent_rebinding(device):
     # English seed, in-place snippet's comment "Equivalent to x = x + 2.0 (but in-place)": the rebinding
     # half runs and stays connected to the graph.

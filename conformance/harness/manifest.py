@@ -1,0 +1,105 @@
+"""What a complete run is: every test of every (clause, device) the suite holds, and which of them ran.
+
+A clause is ``pass`` only when every one of its tests for that device was
+collected, executed in this run and passed. To know "every", the manifest is
+built from the suite itself, not from what the user selected: the children of
+each test module as pytest collected them (before ``-k``, ``-m``,
+``--deselect`` take any away), and, for modules the run did not collect at all
+(a path or node id narrower than the suite), a collection of its own. Whatever
+the manifest expects and the run did not execute (deselected, not collected,
+skipped by the test itself, stopped early by ``-x`` or an interrupt) makes the
+clause ``not-run``, with the reason.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pytest
+
+Key = tuple[str, str]  # (clause id, device)
+
+
+def item_device(item) -> str | None:
+    """The device a test item runs on; None for items that are not parametrized over a real device."""
+    device = item.callspec.params.get("device") if hasattr(item, "callspec") else None
+    return device if isinstance(device, str) else None
+
+
+def item_clauses(item) -> list[str]:
+    return [cid for mark in item.iter_markers("clause") for cid in mark.args]
+
+
+def _expand(node) -> Iterator[pytest.Item]:
+    for child in node.collect():
+        if isinstance(child, pytest.Item):
+            yield child
+        else:
+            yield from _expand(child)
+
+
+class Manifest:
+    """Expected tests per (clause, device), filled from collection; what ran is checked against it."""
+
+    def __init__(self, test_files: Iterable[Path]):
+        self.test_files = sorted(test_files)
+        self.expected: dict[Key, set[str]] = defaultdict(set)
+        self.deselected: set[str] = set()
+        self.collected_files: set[Path] = set()
+
+    def add(self, items: Iterable[pytest.Item], applies) -> None:
+        """Expect these items for their clauses; ``applies(item)`` is False for not-applicable items."""
+        for item in items:
+            device = item_device(item)
+            if device is None or not applies(item):
+                continue
+            for cid in item_clauses(item):
+                self.expected[(cid, device)].add(item.nodeid)
+
+    def add_module_report(self, report, applies) -> None:
+        """A module's collect report lists all its tests, whatever the user then deselects."""
+        path = Path(str(getattr(report, "fspath", "") or "")).resolve() if report.passed else None
+        if path in self.test_files:
+            self.collected_files.add(path)
+            self.add((i for i in report.result if isinstance(i, pytest.Item)), applies)
+
+    def add_uncollected(self, session, applies) -> None:
+        """Collect the test modules that the run's arguments left out, to know which tests they hold."""
+        for path in self.test_files:
+            if path not in self.collected_files:
+                self.add(_expand(pytest.Module.from_parent(session, path=path)), applies)
+
+    def to_wire(self) -> dict:
+        """A form that pytest-xdist can send from a worker to the controller."""
+        return {
+            "expected": [[cid, dev, sorted(ids)] for (cid, dev), ids in self.expected.items()],
+            "deselected": sorted(self.deselected),
+        }
+
+    def merge_wire(self, wire: dict) -> None:
+        for cid, dev, ids in wire["expected"]:
+            self.expected[(cid, dev)].update(ids)
+        self.deselected.update(wire["deselected"])
+
+    def missing(self, key: Key, ran: dict[str, dict]) -> tuple[int, list[str]]:
+        """(tests expected, reasons) where the reasons say why some of them did not run to a pass or a fail."""
+        expected = self.expected.get(key, set())
+        counts: dict[str, int] = defaultdict(int)
+        skips = set()
+        for nodeid in expected:
+            entry = ran.get(nodeid)
+            if entry and entry["outcome"] in ("passed", "failed"):
+                continue
+            if entry:
+                counts["skipped by the test"] += 1
+                skips.add(f"{nodeid}: skipped: {entry['reason']}")
+            elif nodeid in self.deselected:
+                counts["deselected"] += 1
+            else:
+                counts["not collected or not reached (-x, interrupt)"] += 1
+        if not counts:
+            return len(expected), []
+        how = ", ".join(f"{n} {why}" for why, n in sorted(counts.items()))
+        return len(expected), [f"{sum(counts.values())} of {len(expected)} tests did not run: {how}", *sorted(skips)]

@@ -1,0 +1,223 @@
+"""The recorder: per-(clause, device) outcomes of a run, the summary table, and the results files.
+
+Runs on the pytest-xdist controller too: the workers collect (and so build the
+manifest, sent back in ``workeroutput``), the controller receives every test
+report and writes. Nothing is written for a run that collected wrongly or was
+stopped by a usage error; a partial run (deselection, ``-x``, an interrupt)
+is written with the clauses it did not cover as ``not-run``, except under
+``--record``, which refuses to write anything partial.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from collections import defaultdict
+
+import pytest
+
+from . import devices as dev
+from . import results
+from .manifest import Manifest, item_clauses, item_device
+
+NOT_APPLICABLE = "not-applicable: "
+WIRE_KEY = "conformance_manifest"
+
+
+def not_applicable(clauses, device: str | None, torch_version: str, ignore_ranges: bool = False) -> str | None:
+    """Why a test of these clauses says nothing on this torch and device, or None when it applies."""
+    reasons = []
+    for c in clauses:
+        if not ignore_ranges and not c.applies_to(torch_version):
+            reasons.append(f"{c.id} holds {c.range_text()}")
+        elif why := c.excludes_device(device):
+            reasons.append(f"{c.id}: {why}")
+    return NOT_APPLICABLE + "; ".join(reasons) if reasons else None
+
+
+def short_reason(report) -> str:
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None:
+        return f"{report.nodeid}: {crash.message.splitlines()[0][:300]}"
+    if isinstance(report.longrepr, tuple):  # skip: (file, line, reason)
+        return report.longrepr[2].removeprefix("Skipped: ")
+    return f"{report.nodeid}: {str(report.longrepr).splitlines()[-1][:300]}"
+
+
+def natural(cid: str):
+    prefix, number = cid.rsplit("-", 1)
+    return prefix, int(number)
+
+
+class Recorder:
+    def __init__(self, config, torch_version: str):
+        self.config = config
+        self.registry = config._conformance_registry
+        self.torch_version = torch_version
+        self.is_worker = hasattr(config, "workerinput")
+        # What this run collects; checked again before writing, so a test edited mid-run is never recorded as fresh.
+        self.suite_hash = results.suite_hash(self.registry)
+        self.manifest = Manifest(results.TESTS_DIR.glob("test_*.py"))
+        self.ran: dict[tuple[str, str], dict[str, dict]] = defaultdict(dict)
+        self.observed: dict[tuple[str, str], dict] = defaultdict(dict)
+        self.collect_failed = False
+        self.finished = False
+        self.doc: dict | None = None
+        self.written = []
+        self.refused: str | None = None
+
+    # -- collection: what a complete run holds (on xdist workers, sent to the controller) --
+
+    def _applies(self, item) -> bool:
+        clauses = [self.registry.clauses[c] for c in item_clauses(item) if c in self.registry.clauses]
+        return not_applicable(clauses, item_device(item), self.torch_version) is None
+
+    def pytest_collectreport(self, report):
+        self.collect_failed |= report.failed
+        self.manifest.add_module_report(report, self._applies)
+
+    def pytest_deselected(self, items):
+        self.manifest.deselected.update(item.nodeid for item in items)
+
+    def pytest_collection_finish(self, session):
+        if not self.collect_failed:
+            self.manifest.add_uncollected(session, self._applies)
+        if self.is_worker:
+            self.config.workeroutput[WIRE_KEY] = self.manifest.to_wire()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error):
+        wire = getattr(node, "workeroutput", {}).get(WIRE_KEY)
+        if wire:
+            self.manifest.merge_wire(wire)
+
+    # -- reports --
+
+    def pytest_runtest_logreport(self, report):
+        info = dict(report.user_properties).get("conformance")
+        if not info or not info["device"] or info["not_applicable"]:
+            return
+        # One entry per test: its call outcome, or the setup/teardown phase that went wrong.
+        if not (report.when == "call" or (report.when == "setup" and not report.passed) or report.failed):
+            return
+        entry = {"outcome": report.outcome, "reason": "" if report.passed else short_reason(report)}
+        for cid in info["clauses"]:
+            tests = self.ran[(cid, info["device"])]
+            before = tests.get(report.nodeid)
+            if before is None or (report.failed and before["outcome"] != "failed"):
+                tests[report.nodeid] = entry  # a teardown failure (e.g. leaked state) turns a pass into a failure
+            self.observed[(cid, info["device"])].update(info["observed"])
+
+    def document(self) -> dict:
+        present = dev.present()
+        return results.build(
+            self.registry,
+            self.torch_version,
+            platform.python_version(),
+            platform.platform(),
+            # the selected devices, plus every absent one (reported not-run, never silently left out)
+            self.config._conformance_devices + [d for d in dev.KNOWN if d not in present],
+            present,
+            self.ran,
+            self.observed,
+            self.manifest,
+            self.suite_hash,
+        )
+
+    # -- the end of the run --
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        if self.is_worker:
+            return
+        usable = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED,
+                  pytest.ExitCode.NO_TESTS_COLLECTED)
+        # A run stopped by a usage error or a broken collection proves nothing: no results for it.
+        self.finished = exitstatus in usable and not self.collect_failed
+        if not self.finished:
+            return
+        self.doc = self.document()
+        if self.config.getoption("--ignore-ranges"):
+            # Failures outside a range are the expected outcome here; only a loose boundary fails the run.
+            ok = all(good for good, _ in self.range_verdicts().values())
+            session.exitstatus = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
+            return  # outcomes of tests run outside their clause's range are no results
+        path = self.config.getoption("--results")
+        if path is None:
+            return
+        not_run = results.partial(self.doc)
+        if results.suite_hash(self.registry) != self.suite_hash:
+            self.refused = "the tests or the spec changed while the suite ran"
+        elif not_run and self.config.getoption("--record"):
+            cid, device = not_run[0]
+            why = self.doc["devices"][device][cid]["reasons"][0]
+            self.refused = (
+                f"partial run, {len(not_run)} clauses not run (e.g. {cid} on {device}: {why}); "
+                "--record needs the whole suite"
+            )
+        else:
+            try:
+                self.written = results.write(self.doc, path)
+            except results.ResultsError as exc:
+                self.refused = str(exc)
+        if self.refused:
+            self.refused = f"results not written to {path}: {self.refused}"
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if self.is_worker or self.doc is None:
+            return
+        doc, tr = self.doc, terminalreporter
+        devices = list(doc["devices"])
+        tr.section("conformance: outcome per clause and device")
+        tr.write_line(f"torch {self.torch_version}, python {doc['python']}, suite {doc['suite_hash'][:19]}")
+        tr.write_line("clause".ljust(12) + "".join(d.ljust(16) for d in devices))
+        totals = defaultdict(int)
+        for cid in sorted(doc["devices"][devices[0]], key=natural):
+            row = [doc["devices"][d][cid]["outcome"] for d in devices]
+            for outcome in row:
+                totals[outcome] += 1
+            tr.write_line(cid.ljust(12) + "".join(o.ljust(16) for o in row))
+        tr.write_line("clause outcomes: " + ", ".join(f"{totals[o]} {o}" for o in results.OUTCOMES))
+        if not_run := results.partial(doc):
+            tr.write_line(
+                f"partial run: {len(not_run)} clauses on present devices are not-run, because some of their tests "
+                "were deselected, not collected, skipped or not reached; no pass is claimed for them",
+                yellow=True,
+            )
+        for written in self.written:
+            tr.write_line(f"results written to {written}")
+        if self.config.getoption("--ignore-ranges"):
+            self._range_report(tr)
+
+    def pytest_unconfigure(self, config):
+        if self.refused:  # the last line of the run, on stderr
+            print(f"ERROR: {self.refused}", file=sys.stderr)
+
+    # -- version ranges (--ignore-ranges) --
+
+    def range_verdicts(self) -> dict[str, tuple[bool, str]]:
+        """With --ignore-ranges: {clause: (as expected, verdict)} for every clause with a version range.
+
+        A clause inside its range must pass; outside it, its tests must fail, or the boundary is not tight.
+        """
+        verdicts = {}
+        for cid, clause in self.registry.clauses.items():
+            if not (clause.since or clause.until):
+                continue
+            reports = [r for (c, _), tests in self.ran.items() if c == cid for r in tests.values()]
+            failed = any(r["outcome"] == "failed" for r in reports)
+            if not reports:
+                verdicts[cid] = (True, "no test ran")
+            elif clause.applies_to(self.torch_version):
+                verdicts[cid] = (not failed, "inside its range: " + ("FAILS" if failed else "passes"))
+            elif failed:
+                verdicts[cid] = (True, "outside its range: fails, boundary confirmed")
+            else:
+                verdicts[cid] = (False, "outside its range: PASSES, the range is too narrow or the test too weak")
+        return verdicts
+
+    def _range_report(self, tr):
+        tr.section("version ranges: tests of ranged clauses, run on every version")
+        for cid, (_, verdict) in sorted(self.range_verdicts().items(), key=lambda kv: natural(kv[0])):
+            clause = self.registry.clauses[cid]
+            tr.write_line(f"{cid:<12} {clause.range_text():<28} {verdict}")
