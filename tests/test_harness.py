@@ -79,33 +79,6 @@ def test_device_selection(demo):
     assert doc["devices"]["meta"]["DEMO-1"]["outcome"] == "pass"
 
 
-@pytest.mark.parametrize(
-    ("leak", "what"),
-    [
-        ("torch.set_grad_enabled(False)", "grad mode: True -> False"),
-        ("torch.set_default_dtype(torch.float64)", "default dtype"),
-        ("torch.manual_seed(123)", "manual seed"),
-        ("torch.autograd.set_detect_anomaly(True)", "anomaly mode: False -> True"),
-    ],
-)
-def test_leaked_global_state_fails_the_test_and_is_restored(demo, leak, what):
-    add_test(demo, f"""
-        import pytest, torch
-        @pytest.mark.clause("DEMO-1")
-        def test_leaks(device):
-            {leak}
-        @pytest.mark.clause("DEMO-1")
-        def test_after(device):
-            assert torch.is_grad_enabled() and torch.get_default_dtype() == torch.float32
-            assert not torch.is_anomaly_enabled()
-    """)
-    code, output, doc = run(demo, "--device", "cpu")
-    assert code == 1
-    assert "test leaked global torch state" in output and what in output
-    assert "test_after[cpu] PASSED" in run(demo, "--device", "cpu", "-v")[1]
-    assert doc["devices"]["cpu"]["DEMO-1"]["outcome"] == "fail"
-
-
 def test_failure_output_names_clause_page_version_device_and_reproducer(demo):
     add_test(demo, """
         import pytest, torch

@@ -160,56 +160,19 @@ def pytest_runtest_setup(item):
         pytest.skip(reason)
 
 
-def _global_state():
-    """Process-wide torch settings a test must leave as it found them."""
-    import torch
-    import torch.__future__ as future
-
-    probes = {
-        "grad mode": torch.is_grad_enabled,
-        "inference mode": torch.is_inference_mode_enabled,
-        "anomaly mode": torch.is_anomaly_enabled,
-        "anomaly check_nan": getattr(torch, "is_anomaly_check_nan_enabled", None),
-        "default dtype": torch.get_default_dtype,
-        "default device": getattr(torch, "get_default_device", None),
-        "manual seed": torch.initial_seed,
-        "deterministic algorithms": torch.are_deterministic_algorithms_enabled,
-        "overwrite_module_params_on_conversion": future.get_overwrite_module_params_on_conversion,
-        "swap_module_params_on_conversion": getattr(future, "get_swap_module_params_on_conversion", None),
-    }
-    return {name: probe() for name, probe in probes.items() if probe is not None}
-
-
-def _restore(state):
-    import torch
-    import torch.__future__ as future
-
-    torch.set_grad_enabled(state["grad mode"])
-    if "anomaly check_nan" in state:
-        torch.set_anomaly_enabled(state["anomaly mode"], state["anomaly check_nan"])
-    else:
-        torch.set_anomaly_enabled(state["anomaly mode"])
-    torch.set_default_dtype(state["default dtype"])
-    if "default device" in state:
-        torch.set_default_device(state["default device"])
-    torch.manual_seed(state["manual seed"])
-    torch.use_deterministic_algorithms(state["deterministic algorithms"])
-    future.set_overwrite_module_params_on_conversion(state["overwrite_module_params_on_conversion"])
-    if "swap_module_params_on_conversion" in state:
-        future.set_swap_module_params_on_conversion(state["swap_module_params_on_conversion"])
-
-
 @pytest.fixture(autouse=True)
 def torch_global_state_guard():
-    """Fail a test that leaves global torch state changed (and put the state back)."""
-    before = _global_state()
+    """Fail a test that leaves process-wide torch state changed, naming each kind, and put exactly that back.
+
+    What is covered, and how it is read and restored: conformance/harness/state.py.
+    """
+    from . import state
+
+    before = state.snapshot()
     yield
-    after = _global_state()
-    changed = {k: (before[k], after[k]) for k in before if before[k] != after[k]}
-    if changed:
-        _restore(before)
-        detail = "; ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in changed.items())
-        pytest.fail(f"test leaked global torch state: {detail}", pytrace=False)
+    leaked = state.check(before)
+    if leaked:
+        pytest.fail(f"test leaked global torch state: {leaked}", pytrace=False)
 
 
 @pytest.fixture

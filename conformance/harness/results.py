@@ -322,3 +322,28 @@ def check_recorded(results_dir: Path = RESULTS_DIR, registry: reg.Registry | Non
     for path in files:
         check_file(path, registry, current)
     return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m conformance.harness.results [FILE ...]: check results files (default: every committed one)."""
+    import sys
+
+    paths = [Path(p) for p in (sys.argv[1:] if argv is None else argv)]
+    try:
+        if not paths:
+            files = check_recorded()
+            print(f"{len(files)} recorded results files are valid, whole and fresh")
+        for path in paths:
+            doc = load(path)
+            if not_run := partial(doc):
+                print(f"{path}: valid, but partial: {len(not_run)} clauses not run on a present device")
+            else:
+                print(f"{path}: valid, torch {doc['torch']}, devices {', '.join(doc['devices'])}")
+    except ResultsError as exc:
+        print(f"ERROR: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -17,6 +17,7 @@ from pathlib import Path
 
 PYTEST = (sys.executable, "-m", "pytest", "conformance", "-p", "no:cacheprovider")
 RELEASE_CHECK = (sys.executable, "conformance/release_check.py")
+RESULTS_CHECK = (sys.executable, "-m", "conformance.harness.results")
 
 
 @dataclass(frozen=True)
