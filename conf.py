@@ -20,6 +20,7 @@ extensions = [
     "sphinx_copybutton",
     "sphinx.ext.extlinks",
     "clauses",
+    "bad_input_table",
 ]
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
@@ -38,3 +39,4 @@ html_extra_path = ["docs/_root"]  # index.html at the site root, redirecting to 
 html_css_files = ["clauses.css"]
 copybutton_prompt_text = r">>> |\.\.\. "
 copybutton_prompt_is_regexp = True
+smartquotes = False  # commands and flags (--device, --lf) must read as typed

@@ -1,7 +1,8 @@
 """Process-wide torch state that a test must leave as it found it: snapshot, compare, restore.
 
-The guard (``torch_global_state_guard`` in plugin.py) takes a :func:`snapshot` before and after every test,
-names each changed kind (:func:`changes`) and puts back exactly what changed (:func:`restore`).
+The guard (``torch_global_state_guard`` in plugin.py) takes a :func:`snapshot` before and after every test;
+:func:`check` names each changed kind as '<kind>: <before> -> <after>' and puts back exactly what changed
+(:func:`restore`), leaving no mode or guard of its own behind.
 
 Note [What the guard covers, and how]
 -------------------------------------
@@ -118,14 +119,14 @@ def _names(modes) -> str:
     return "[" + ", ".join(type(m).__name__ for m in modes) + "]"
 
 
-def _mend_stack(before, current, pop, push, exit_first=True, skip_exit=()):
+def _mend_stack(before, current, pop, push, skip_exit=()):
     """Pop the top of a mode stack until it is a prefix of ``before``; push back what is missing."""
     for _ in range(_MAX_POPS):
         stack = current()
         if stack == before[: len(stack)]:
             break
         top = stack[-1]
-        if exit_first and not isinstance(top, skip_exit):
+        if not isinstance(top, skip_exit):
             try:  # the mode's own exit undoes whatever else its enter did
                 top.__exit__(None, None, None)
             except Exception:
@@ -427,17 +428,29 @@ def _autocast_api():
                 continue
             devices.append(dev)
         pairs = [
-            (functools.partial(torch.is_autocast_enabled, d), functools.partial(torch.get_autocast_dtype, d),
-             functools.partial(torch.set_autocast_enabled, d), functools.partial(torch.set_autocast_dtype, d))
+            (
+                functools.partial(torch.is_autocast_enabled, d),
+                functools.partial(torch.get_autocast_dtype, d),
+                functools.partial(torch.set_autocast_enabled, d),
+                functools.partial(torch.set_autocast_dtype, d),
+            )
             for d in devices
         ]
     else:
         devices = ["cpu", "cuda"]
         pairs = [
-            (torch.is_autocast_cpu_enabled, torch.get_autocast_cpu_dtype,
-             torch.set_autocast_cpu_enabled, torch.set_autocast_cpu_dtype),
-            (torch.is_autocast_enabled, torch.get_autocast_gpu_dtype,
-             torch.set_autocast_enabled, torch.set_autocast_gpu_dtype),
+            (
+                torch.is_autocast_cpu_enabled,
+                torch.get_autocast_cpu_dtype,
+                torch.set_autocast_cpu_enabled,
+                torch.set_autocast_cpu_dtype,
+            ),
+            (
+                torch.is_autocast_enabled,
+                torch.get_autocast_gpu_dtype,
+                torch.set_autocast_enabled,
+                torch.set_autocast_gpu_dtype,
+            ),
         ]
     getters = [g for is_on, dtype, _, _ in pairs for g in (is_on, dtype)] + [torch.is_autocast_cache_enabled]
 
@@ -648,13 +661,6 @@ def _describe(kind: Kind, before, after) -> str:
     describe = _DESCRIBE.get(kind)
     text = describe(b, a) if describe else f"{kind.show(b)} -> {kind.show(a)}"
     return f"{kind.name}: {text}"
-
-
-def changes(before: tuple, after: tuple) -> list[str]:
-    """'<kind>: <before> -> <after>' for each changed kind (secondary kinds included; see restore)."""
-    if before == after:
-        return []
-    return [_describe(k, before, after) for k in KINDS if _differs(k, before, after)]
 
 
 def restore(before: tuple, after: tuple | None = None) -> tuple[list[str], list[str]]:
