@@ -68,7 +68,7 @@ def drop_environment(session) -> None:
 def tests(session):
     """The project's own tests: harness self-tests, the suite on one torch, the docs build, lint."""
     # pip (not uv) so that a machine that keeps torch wheels locally (pip's find-links) is used.
-    install_torch(session, TESTS_TORCH, *nox.project.dependency_groups(PYPROJECT, "test", "docs", "lint"))
+    install_torch(session, TESTS_TORCH, *nox.project.dependency_groups(PYPROJECT, "test", "dev", "docs", "lint"))
     session.run("ruff", "check", ".")
     session.run("python", "-m", "pytest", "tests", "-p", "no:cacheprovider", "-n", "2", *session.posargs)
     session.run("python", "-m", "pytest", "conformance", "-p", "no:cacheprovider", "-q")

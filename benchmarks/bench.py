@@ -2,6 +2,7 @@
 
     python benchmarks/bench.py                    # floor, suite serial, suite -n 2, docs build
     python benchmarks/bench.py --nox 2.15.0       # also a warm `nox -s conformance` for that torch
+    python benchmarks/bench.py --window           # also a warm `nox -s conformance` over the whole window
 
 Each measurement is the median of --repeat runs; ratios are to the floor. These
 machines are small and noisy: read ratios, not absolute seconds. No thresholds
@@ -37,6 +38,7 @@ def main() -> int:
     parser.add_argument("--python", default=sys.executable, help="interpreter that has torch and pytest")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--nox", metavar="TORCH", help="also time a warm `nox -s conformance` for this torch")
+    parser.add_argument("--window", action="store_true", help="also time one warm `nox -s conformance` (all releases)")
     parser.add_argument("--no-docs", action="store_true", help="skip the docs build")
     args = parser.parse_args()
 
@@ -59,6 +61,8 @@ def main() -> int:
             subprocess.run([*bare, "-q", "--ignore-ranges", "--device", "cpu,meta"], cwd=ROOT, capture_output=True)
         rows.append(("same pytest runs without nox", (time.perf_counter() - start) / args.repeat))
         shutil.rmtree(out)
+    if args.window:  # once: it records every release of the window (minutes)
+        rows.append(("nox -s conformance, whole window (warm)", timed(["nox", "-s", "conformance"], 1)))
     if not args.no_docs:
         out = Path(tempfile.mkdtemp())
         sphinx = [py, "-m", "sphinx", "-W", "-q", "-E", "-b", "html", ".", str(out)]

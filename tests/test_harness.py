@@ -116,6 +116,80 @@ def test_deselected_clause_is_not_run_never_pass(demo):
     assert doc["devices"]["cpu"]["DEMO-4"]["outcome"] == "not-run"
 
 
+TWO_TESTS = """
+    import pytest
+    @pytest.mark.clause("DEMO-1")
+    def test_first(device):
+        pass
+    @pytest.mark.clause("DEMO-1")
+    def test_second(device):
+        pass
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        (["-k", "test_first or test_version"], "1 deselected"),
+        (["--deselect", "conformance/tests/test_extra.py::test_second[cpu]"], "1 deselected"),
+        (["conformance/tests/test_extra.py::test_first"], "not collected or not reached"),
+        (["conformance/tests/test_extra.py"], "not collected or not reached"),
+    ],
+)
+def test_a_clause_that_lost_one_test_is_not_run(demo, args, why):
+    """Seen: `-k data` recorded 25 clauses as pass with some of their tests missing (CLONE-5: 1 of 10)."""
+    add_test(demo, TWO_TESTS)
+    code, output, doc = run(demo, "--device", "cpu", *args)
+    assert code == 0, output
+    entry = doc["devices"]["cpu"]["DEMO-1"]
+    assert entry["outcome"] == "not-run", entry
+    assert "tests did not run" in entry["reasons"][0] and why in entry["reasons"][0], entry
+    assert "partial run:" in output
+
+
+def test_stopping_early_leaves_the_rest_not_run(demo):
+    """Seen: with -x and one failure, 99 clauses were recorded pass (NEW-2 on cpu: 1 of 37 tests ran)."""
+    add_test(demo, TWO_TESTS + """
+    @pytest.mark.clause("DEMO-1")
+    def test_fails(device):
+        assert False
+    """)
+    code, _, doc = run(demo, "--device", "cpu", "-x", "-p", "no:randomly")
+    assert code == 1
+    outcomes = {cid: e["outcome"] for cid, e in doc["devices"]["cpu"].items()}
+    assert outcomes["DEMO-1"] == "fail"
+    assert "not-run" in {outcomes["DEMO-2"], outcomes["DEMO-4"]}, "tests after the stop did not run"
+
+
+def test_a_test_that_skips_itself_leaves_its_clause_not_run(demo):
+    """Seen: a test's own pytest.skip("not-applicable: ...") was taken for the harness's and dropped."""
+    add_test(demo, """
+        import pytest
+        @pytest.mark.clause("DEMO-1")
+        def test_skips(device):
+            pytest.skip("not-applicable: I decided so")
+    """)
+    code, _, doc = run(demo, "--device", "cpu")
+    entry = doc["devices"]["cpu"]["DEMO-1"]
+    assert code == 0 and entry["outcome"] == "not-run"
+    assert any("skipped: not-applicable: I decided so" in r for r in entry["reasons"]), entry
+
+
+def test_cpu_only_tests_on_a_meta_run_in_parallel(demo):
+    """Seen: `--device meta -n 2` crashed with 318 INTERNALERROR lines (pytest's NOTSET placeholder in reports)."""
+    code, output, doc = run(demo, "--device", "meta", "-n", "2")
+    assert code == 0 and "INTERNALERROR" not in output, output[-3000:]
+    assert doc["devices"]["meta"]["DEMO-1"]["outcome"] == "pass"
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_outcomes_do_not_depend_on_the_order(demo, seed):
+    _, _, ordered = run(demo, "-p", "no:randomly")
+    code, output, shuffled = run(demo, "-p", "randomly", "-p", "randomly", f"--randomly-seed={seed}")
+    assert code == 0, output
+    assert shuffled["devices"] == ordered["devices"]
+
+
 def test_every_normative_clause_has_a_test():
     """Collect the real suite; each normative clause of the spec is named by some test."""
 
