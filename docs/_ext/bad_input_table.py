@@ -14,7 +14,7 @@ class BadInputTableDirective(SphinxDirective):
         table = nodes.table(classes=["bad-input"])
         group = nodes.tgroup(cols=4)
         table += group
-        for width in (26, 30, 38, 6):
+        for width in (24, 34, 36, 6):
             group += nodes.colspec(colwidth=width)
         head, body = nodes.thead(), nodes.tbody()
         group += head
