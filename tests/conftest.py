@@ -116,11 +116,11 @@ def demo(tmp_path):
     return tmp_path
 
 
-def run(project, *args, env=None):
+def run(project, *args, env=None, paths=("conformance",)):
     """Run pytest on the demo project with --results r.json; return (exit code, output, results doc or None)."""
     out = project / "r.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "conformance", "-p", "no:cacheprovider", "--results", str(out), *args],
+        [sys.executable, "-m", "pytest", *paths, "-p", "no:cacheprovider", "--results", str(out), *args],
         cwd=project, capture_output=True, text=True, timeout=300,
         env={**os.environ, "PYTHONPATH": str(project), **(env or {})},
     )

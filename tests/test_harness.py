@@ -128,18 +128,18 @@ TWO_TESTS = """
 
 
 @pytest.mark.parametrize(
-    ("args", "why"),
+    ("paths", "args", "why"),
     [
-        (["-k", "test_first or test_version"], "1 deselected"),
-        (["--deselect", "conformance/tests/test_extra.py::test_second[cpu]"], "1 deselected"),
-        (["conformance/tests/test_extra.py::test_first"], "not collected or not reached"),
-        (["conformance/tests/test_extra.py"], "not collected or not reached"),
+        (["conformance"], ["-k", "test_first or test_version"], "1 deselected"),
+        (["conformance"], ["--deselect", "conformance/tests/test_extra.py::test_second[cpu]"], "1 deselected"),
+        (["conformance/tests/test_extra.py::test_first"], [], "2 not collected or not reached"),
+        (["conformance/tests/test_extra.py"], [], "1 not collected or not reached"),  # test_demo.py's DEMO-1 test
     ],
 )
-def test_a_clause_that_lost_one_test_is_not_run(demo, args, why):
+def test_a_clause_that_lost_one_test_is_not_run(demo, paths, args, why):
     """Seen: `-k data` recorded 25 clauses as pass with some of their tests missing (CLONE-5: 1 of 10)."""
     add_test(demo, TWO_TESTS)
-    code, output, doc = run(demo, "--device", "cpu", *args)
+    code, output, doc = run(demo, "--device", "cpu", *args, paths=paths)
     assert code == 0, output
     entry = doc["devices"]["cpu"]["DEMO-1"]
     assert entry["outcome"] == "not-run", entry
@@ -149,16 +149,21 @@ def test_a_clause_that_lost_one_test_is_not_run(demo, args, why):
 
 def test_stopping_early_leaves_the_rest_not_run(demo):
     """Seen: with -x and one failure, 99 clauses were recorded pass (NEW-2 on cpu: 1 of 37 tests ran)."""
-    add_test(demo, TWO_TESTS + """
-    @pytest.mark.clause("DEMO-1")
-    def test_fails(device):
-        assert False
+    add_test(demo, """
+        import pytest
+        @pytest.mark.clause("DEMO-1")
+        def test_fails(device):
+            assert False
+        @pytest.mark.clause("DEMO-2")
+        def test_not_reached(device, observe):
+            observe("reached", True)
     """)
-    code, _, doc = run(demo, "--device", "cpu", "-x", "-p", "no:randomly")
+    code, _, doc = run(demo, "--device", "cpu", "-x", "-p", "no:randomly")  # test_extra.py runs last
     assert code == 1
-    outcomes = {cid: e["outcome"] for cid, e in doc["devices"]["cpu"].items()}
-    assert outcomes["DEMO-1"] == "fail"
-    assert "not-run" in {outcomes["DEMO-2"], outcomes["DEMO-4"]}, "tests after the stop did not run"
+    table = doc["devices"]["cpu"]
+    assert table["DEMO-1"]["outcome"] == "fail"
+    assert table["DEMO-2"]["outcome"] == "not-run", "its test in test_extra.py was never reached"
+    assert "1 of 2 tests did not run: 1 not collected or not reached" in table["DEMO-2"]["reasons"][0]
 
 
 def test_a_test_that_skips_itself_leaves_its_clause_not_run(demo):
