@@ -21,6 +21,8 @@ extensions = [
     "sphinx.ext.extlinks",
     "clauses",
     "bad_input_table",
+    "populations",
+    "errata",
 ]
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3

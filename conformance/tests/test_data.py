@@ -220,6 +220,49 @@ def test_assign_data_keeps_grad(device, shape):
     assert x.grad.shape == torch.Size([2])
 
 
+def _saved_then_assigned(device, case):
+    """A graph that saved a tensor, then `.data =` on that tensor; returns (loss, assigned tensor, leaf, version)."""
+    a = leaf(device, (0.0, 1.0) if case == "saved output" else (1.0, 2.0))
+    if case == "saved input, leaf":
+        t, loss = a, (a * a).sum()  # MulBackward0 saves a (an input)
+    elif case == "saved input, non-leaf":
+        t = a * 1
+        loss = (t * t).sum()
+    else:
+        t = (a * 1).exp()  # ExpBackward0 saves its result (an output)
+        loss = t.sum()
+    version = t._version
+    t.data = torch.tensor([10.0, 20.0], device=device)
+    return loss, t, a, version
+
+
+SAVED_CASES = ["saved input, leaf", "saved input, non-leaf", "saved output"]
+
+
+# > DATA-60: When a graph has saved `x` for backward and `x.data = t` then gives `x` new data of the same shape,
+# > `backward()` of that graph raises no error and `x._version` is what it was.
+@pytest.mark.clause("DATA-60")
+@pytest.mark.parametrize("case", SAVED_CASES)
+def test_assign_data_to_saved_tensor_does_not_raise(device, case):
+    loss, t, a, version = _saved_then_assigned(device, case)
+    assert t._version == version
+    loss.backward()  # no RuntimeError
+    assert a.grad is not None and a.grad.shape == torch.Size([2])
+
+
+# > DATA-61 (UNSPECIFIED): Which values that `backward()` computes with: the new data `t`, or the values the saved
+# > tensor had.
+@pytest.mark.clause("DATA-61")
+@pytest.mark.parametrize("case", SAVED_CASES)
+def test_assign_data_to_saved_tensor_values(device, case, observe):
+    loss, _, a, _ = _saved_then_assigned(device, case)
+    loss.backward()
+    grad = [round(v, 4) for v in a.grad.tolist()]
+    new = {"saved input, leaf": [20.0, 40.0], "saved input, non-leaf": [20.0, 40.0], "saved output": [10.0, 20.0]}
+    observe(f"{case}: grad", str(grad))
+    observe(f"{case}: computed from", "new data" if grad == new[case] else "old values")
+
+
 # Seeds, run as written (fixing only what stops them from running, as noted).
 
 

@@ -323,6 +323,136 @@ def test_update_keeps_grad_values(device, spelling):
     assert_values(x.grad, [2.0, 4.0], f"x.grad after {spelling}")
 
 
+# > GRAD-64 (UNSPECIFIED): Whether a `backward()` that reaches a leaf whose `.grad` is already a tensor adds the new
+# > gradient into that tensor in place (same object, `_version` one higher) or stores a new tensor.
+@pytest.mark.clause("GRAD-64")
+@pytest.mark.parametrize("case", ["plain", "another name refers to .grad", "create_graph=True"])
+def test_accumulation_in_place_or_not(device, case, observe):
+    x = leaf(device)
+    (x * 2).sum().backward()
+    # Only the "another name" case keeps a reference to the old .grad; the others compare its storage and version.
+    storage, version = x.grad.untyped_storage()._cdata, x.grad._version
+    other = x.grad if case == "another name refers to .grad" else None
+    if case == "create_graph=True":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the reference-cycle warning of backward(create_graph=True)
+            (x * 2).sum().backward(create_graph=True)
+    else:
+        (x * 2).sum().backward()
+    in_place = x.grad.untyped_storage()._cdata == storage and x.grad._version == version + 1
+    observe(f"{case}: added in place (same storage, _version + 1)", in_place)
+    if other is not None:
+        observe(f"{case}: same .grad object", x.grad is other)
+    x.grad = None  # create_graph=True: break the cycle between x and its gradient
+
+
+NON_LEAF_UPDATES = {"t.mul_(3)": lambda t: t.mul_(3), "t *= 3": None, "t.add_(1)": lambda t: t.add_(1)}
+
+
+def _non_leaf_update(t, spelling):
+    if spelling == "t *= 3":
+        t *= 3
+    else:
+        NON_LEAF_UPDATES[spelling](t)
+
+
+# > GRAD-60: A hook registered on a non-leaf `t` before `t` is modified in place receives the gradient with respect
+# > to `t` as it was before the modification; one registered after it, the gradient with respect to the modified `t`.
+@pytest.mark.clause("GRAD-60")
+@pytest.mark.parametrize("spelling", ["t.mul_(3)", "t *= 3"])
+def test_hooks_before_and_after_inplace(device, spelling):
+    a = leaf(device)
+    t = a * 1
+    got = {}
+    t.register_hook(lambda g: got.__setitem__("before", g.tolist()))
+    _non_leaf_update(t, spelling)
+    t.register_hook(lambda g: got.__setitem__("after", g.tolist()))
+    (t * torch.tensor([1.0, 10.0], device=device)).sum().backward()
+    assert got == {"before": [3.0, 30.0], "after": [1.0, 10.0]}, got
+
+
+# > GRAD-61: After `t.retain_grad()` and then an in-place modification of `t`, `t.retains_grad` is still True, and
+# > after a backward pass `t.grad` is the gradient with respect to the modified `t`.
+@pytest.mark.clause("GRAD-61")
+@pytest.mark.parametrize("spelling", list(NON_LEAF_UPDATES))
+def test_retain_grad_follows_inplace(device, spelling):
+    a = leaf(device)
+    t = a * 1
+    t.retain_grad()
+    _non_leaf_update(t, spelling)
+    assert t.retains_grad
+    (t * torch.tensor([1.0, 10.0], device=device)).sum().backward()
+    assert_values(t.grad, [1.0, 10.0], f"t.grad after {spelling} (with respect to the modified t)")
+
+
+# > GRAD-62: A hook on a leaf that returns a tensor replaces the gradient that reaches `.grad`; one that returns
+# > None leaves it as it is; after `h.remove()` the next `backward()` adds the gradient unchanged.
+@pytest.mark.clause("GRAD-62")
+def test_leaf_hook_replaces_gradient(device):
+    x = leaf(device)
+    seen = []
+    x.register_hook(seen.append)  # returns None
+    h = x.register_hook(lambda g: g * 100)
+    (x * 2).sum().backward()
+    assert_values(x.grad, [200.0, 200.0], "x.grad with the hook")
+    assert_values(seen[0], [2.0, 2.0], "what the hook returning None saw")
+    h.remove()
+    (x * 2).sum().backward()
+    assert_values(x.grad, [202.0, 202.0], "x.grad after h.remove()")
+
+
+# > GRAD-63: `t.register_hook(h)` on a tensor that does not require grad raises RuntimeError "cannot register a hook
+# > on a tensor that doesn't require gradient".
+@pytest.mark.clause("GRAD-63")
+def test_hook_on_tensor_without_grad_raises(device):
+    with raises(RuntimeError, "cannot register a hook on a tensor that doesn't require gradient"):
+        torch.ones(2, device=device).register_hook(lambda g: g)
+
+
+# > GRAD-65: `p.register_post_accumulate_grad_hook(h)` makes each `backward()` that reaches `p` call `h(p)` once, with
+# > `p` itself, after `p.grad` holds the accumulated gradient. The hook may update `p` in place under no_grad and
+# > reset `p.grad = None`.
+@pytest.mark.clause("GRAD-65")
+def test_post_accumulate_grad_hook_updates_parameter(device):
+    p = leaf(device)
+    calls = []
+
+    def step(t):
+        calls.append((t is p, t.grad.tolist()))
+        with torch.no_grad():
+            t -= 0.25 * t.grad
+        t.grad = None
+
+    p.register_post_accumulate_grad_hook(step)
+    version = p._version
+    (p * p).sum().backward()
+    assert calls == [(True, [2.0, 4.0])], calls
+    assert_values(p, [0.5, 1.0], "p after one backward")
+    assert (p.is_leaf, p.requires_grad, p.grad, p._version) == (True, True, None, version + 1)
+    (p * p).sum().backward()
+    assert calls[1] == (True, [1.0, 2.0]), calls
+    assert_values(p, [0.25, 0.5], "p after two backward passes")
+
+
+# > GRAD-66: `t.register_post_accumulate_grad_hook(h)` on a non-leaf raises RuntimeError "post accumulate grad hooks
+# > cannot be registered on non-leaf tensors"; on a tensor that does not require grad, "cannot register a hook on a
+# > tensor that doesn't require gradient".
+@pytest.mark.clause("GRAD-66")
+def test_post_accumulate_grad_hook_needs_a_leaf_requiring_grad(device):
+    with raises(RuntimeError, "post accumulate grad hooks cannot be registered on non-leaf tensors"):
+        (leaf(device) * 1).register_post_accumulate_grad_hook(lambda t: None)
+    with raises(RuntimeError, "cannot register a hook on a tensor that doesn't require gradient"):
+        torch.ones(2, device=device).register_post_accumulate_grad_hook(lambda t: None)
+
+
+# > GRAD-67: Before 2.1 tensors have no `register_post_accumulate_grad_hook`: AttributeError "object has no attribute
+# > 'register_post_accumulate_grad_hook'".
+@pytest.mark.clause("GRAD-67")
+def test_post_accumulate_grad_hook_absent_before_2_1(device):
+    with raises(AttributeError, "object has no attribute 'register_post_accumulate_grad_hook'"):
+        leaf(device).register_post_accumulate_grad_hook(lambda t: None)
+
+
 # Seeds, run as written (fixing only what stops them from running, as noted).
 
 

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from conformance.harness.checks import SAVED_MODIFIED, assert_values, raises
+from conformance.harness.checks import SAVED_MODIFIED, assert_values, raises, same_storage
 from conformance.harness.checks import leaf as make_leaf
 
 LEAF = "leaf Variable that requires grad is being used in an in-place operation."
@@ -356,6 +356,73 @@ def test_assignment_into_saved_tensor_breaks_backward(device, spelling, kind):
     assert x._version == 1
     with raises(RuntimeError, SAVED_MODIFIED):
         loss.backward()
+
+
+WHERE = {  # spelling -> (value v or None, result, grad_fn name, values of the result, gradient of v)
+    "torch.where(mask, v, x)": (
+        lambda x: make_leaf(x.device, (10.0, 20.0, 30.0)),
+        lambda x, v: torch.where(mask(x), v, x),
+        "WhereBackward0",
+        [10.0, 2.0, 30.0],
+        [1.0, 0.0, 100.0],
+    ),
+    "torch.where(mask, v0, x) (0-d v0)": (
+        lambda x: torch.tensor(7.0, device=x.device, requires_grad=True),
+        lambda x, v: torch.where(mask(x), v, x),
+        "WhereBackward0",
+        [7.0, 2.0, 7.0],
+        101.0,
+    ),
+    "torch.where(mask, 5.0, x)": (
+        None,
+        lambda x, v: torch.where(mask(x), 5.0, x),
+        "WhereBackward0",
+        [5.0, 2.0, 5.0],
+        None,
+    ),
+    "x.masked_fill(mask, 5.0)": (
+        None,
+        lambda x, v: x.masked_fill(mask(x), 5.0),
+        "MaskedFillBackward0",
+        [5.0, 2.0, 5.0],
+        None,
+    ),
+}
+
+
+def _where(device, spelling):
+    x = leaf(device)
+    make_v, compute, *_ = WHERE[spelling]
+    v = make_v(x) if make_v else None
+    return x, v, compute(x, v)
+
+
+# > INDEX-60: With grad mode enabled, `torch.where(mask, v, x)` (v a tensor of the shape of x, a 0-d tensor, or a
+# > number) and `x.masked_fill(mask, 5.0)`, for a leaf `x` that requires grad, raise no error and leave `x` as it was;
+# > the result is a new tensor sharing storage with neither `x` nor `v`, a non-leaf that requires grad, with `grad_fn`
+# > `WhereBackward0` (`torch.where`) or `MaskedFillBackward0` (`masked_fill`).
+@pytest.mark.clause("INDEX-60")
+@pytest.mark.parametrize("spelling", list(WHERE))
+def test_where_replaces_masked_assignment(device, spelling):
+    x, v, y = _where(device, spelling)
+    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 0)
+    assert not same_storage(y, x) and (v is None or not same_storage(y, v))
+    assert (y.is_leaf, y.requires_grad, type(y.grad_fn).__name__) == (False, True, WHERE[spelling][2])
+
+
+# > INDEX-61: The result holds `v` where `mask` is True and `x` elsewhere, and the gradient is split by the mask:
+# > `x.grad` is `[0, 10, 0]` for the loss `(result * [1, 10, 100]).sum()`; a `v` that requires grad receives
+# > `[1, 0, 100]`, or `101` when it is 0-dimensional.
+@pytest.mark.clause("INDEX-61")
+@pytest.mark.parametrize("spelling", list(WHERE))
+def test_where_gradient_follows_the_mask(device, spelling):
+    x, v, y = _where(device, spelling)
+    *_, values, v_grad = WHERE[spelling]
+    assert_values(y, values, f"{spelling}")
+    (y * t(x, 1.0, 10.0, 100.0)).sum().backward()
+    assert_values(x.grad, [0.0, 10.0, 0.0], "x.grad")
+    if v is not None:
+        assert_values(v.grad, v_grad, "v.grad")
 
 
 # Seeds, run as written (fixing only what stops them from running, as noted).

@@ -1,5 +1,6 @@
 """Conformance tests for spec/inplace.md (in-place operations). Each test quotes the clause it proves."""
 
+import re
 import warnings
 
 import pytest
@@ -7,6 +8,14 @@ import torch
 
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, raises
 from conformance.harness.checks import leaf as make_leaf
+from conformance.harness.populations import (
+    COPY_SPELLINGS,
+    INPLACE_RECORDED,
+    INPLACE_SPELLINGS,
+    SAVES_INPUT,
+    SAVES_OUTPUT,
+    check_each,
+)
 
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
 OUT_ERROR = (
@@ -110,7 +119,7 @@ def test_out_argument_requiring_grad_raises(device, spelling, kind):
 
 
 # > INPLACE-5: Inside `torch.no_grad()`, every in-place spelling on a leaf that requires grad is accepted: it
-# > returns `x` itself, and `x` stays a leaf that requires grad, with no `grad_fn`; `x._version` goes up by 1.
+# > returns `x` itself, and `x` stays a leaf that requires grad, with no `grad_fn`; `x._version` increases.
 @pytest.mark.clause("INPLACE-5")
 @pytest.mark.parametrize("spelling", list(ALL))
 def test_inplace_on_leaf_under_no_grad(device, spelling):
@@ -118,7 +127,8 @@ def test_inplace_on_leaf_under_no_grad(device, spelling):
     with torch.no_grad():
         result = ALL[spelling][0](x)
     assert result is x
-    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 1)
+    assert (x.is_leaf, x.requires_grad, x.grad_fn) == (True, True, None)
+    assert x._version > 0
 
 
 # > INPLACE-6: ... and the values of `x` are the result of the operation.
@@ -132,19 +142,20 @@ def test_inplace_on_leaf_under_no_grad_values(device, spelling):
 
 
 # > INPLACE-7: On a tensor that does not require grad, every in-place spelling is accepted with grad mode
-# > enabled; the tensor stays a leaf that does not require grad, with no `grad_fn`; `_version` goes up by 1.
+# > enabled; the tensor stays a leaf that does not require grad, with no `grad_fn`; `_version` increases.
 @pytest.mark.clause("INPLACE-7")
 @pytest.mark.parametrize("spelling", list(ALL))
 def test_inplace_on_tensor_not_requiring_grad(device, spelling):
     x = torch.tensor([1.0, 2.0, 3.0], device=device)
     result = ALL[spelling][0](x)
     assert result is x
-    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, False, None, 1)
+    assert (x.is_leaf, x.requires_grad, x.grad_fn) == (True, False, None)
+    assert x._version > 0
 
 
 # > INPLACE-8: On a non-leaf that requires grad, every in-place method spelling is accepted with grad mode
 # > enabled: it returns the tensor itself, which stays a non-leaf that requires grad; its `grad_fn` is replaced
-# > by a new node of the in-place operation's backward; `_version` goes up by 1.
+# > by a new node of the in-place operation's backward; `_version` increases.
 @pytest.mark.clause("INPLACE-8")
 @pytest.mark.parametrize("spelling", list(METHODS))
 def test_inplace_on_non_leaf_rebases_grad_fn(device, spelling):
@@ -154,7 +165,8 @@ def test_inplace_on_non_leaf_rebases_grad_fn(device, spelling):
     assert type(old).__name__ == "CloneBackward0"
     result = METHODS[spelling][0](x)
     assert result is x
-    assert (x.is_leaf, x.requires_grad, x._version) == (False, True, 1)
+    assert (x.is_leaf, x.requires_grad) == (False, True)
+    assert x._version > 0
     assert x.grad_fn is not old
     assert type(x.grad_fn).__name__ == METHODS[spelling][2]
 
@@ -170,35 +182,41 @@ def test_inplace_on_non_leaf_gradient(device, spelling):
     assert_values(a.grad, METHODS[spelling][3], f"a.grad through {spelling}")
 
 
-# > INPLACE-10: Each in-place operation adds exactly 1 to `_version`, whatever the spelling; a view shares the
-# > version counter of its base, so an in-place operation through the view adds 1 to both.
+# > INPLACE-10: Each in-place operation of the population INPLACE_SPELLINGS increases the tensor's `_version`,
+# > whether it runs under `torch.no_grad()`, on a tensor that does not require grad, or (the members of
+# > INPLACE_RECORDED) on a non-leaf with grad mode on. A view shares the version counter of its base: after an
+# > in-place operation through the view, or on the base, both read the same, increased value.
 @pytest.mark.clause("INPLACE-10")
-def test_version_counts_every_inplace_operation(device):
-    x = torch.tensor([1.0, 2.0, 3.0], device=device)
-    for n, spelling in enumerate(ALL, start=1):
-        ALL[spelling][0](x)
-        assert x._version == n, f"after {spelling}"
-    v = x[1:]
-    assert v._version == x._version
+@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
+@pytest.mark.parametrize("kind", ["plain", "leaf under no_grad"])
+def test_version_increases_with_every_spelling(device, update, kind):
+    x = make_leaf(device, (1.0, 2.0)) if kind == "leaf under no_grad" else torch.tensor([1.0, 2.0], device=device)
+    with torch.set_grad_enabled(kind == "plain"):
+        for _ in range(2):
+            before = x._version
+            update(x)
+            assert x._version > before
+
+
+@pytest.mark.clause("INPLACE-10")
+@pytest.mark.parametrize("update", INPLACE_RECORDED.params())
+def test_version_increases_on_non_leaf(device, update):
+    x = make_leaf(device, (1.0, 2.0)).clone()
+    for _ in range(2):
+        before = x._version
+        update(x)
+        assert x._version > before
+
+
+@pytest.mark.clause("INPLACE-10")
+@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
+@pytest.mark.parametrize("through", ["the view", "the base"])
+def test_view_and_base_share_the_counter(device, update, through):
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device)
+    v = x[1]
     before = x._version
-    v.add_(1)
-    assert (x._version, v._version) == (before + 1, before + 1)
-    x.mul_(2)
-    assert (x._version, v._version) == (before + 2, before + 2)
-
-
-@pytest.mark.clause("INPLACE-10")
-def test_version_counts_under_no_grad_and_on_non_leaf(device):
-    x = leaf(device)
-    with torch.no_grad():
-        x.add_(1)
-        x.mul_(2)
-        x += 1
-    assert x._version == 3
-    y = x.clone()
-    y.add_(1)
-    y *= 2
-    assert y._version == 2
+    update(v if through == "the view" else x[0])
+    assert x._version == v._version > before
 
 
 def _saved_then_modified(device, spelling):
@@ -232,14 +250,15 @@ SAVED = ["leaf: x.add_(1)", "leaf: x.zero_()", "leaf: torch.add(x, 1, out=x)",
 @pytest.mark.parametrize("spelling", SAVED)
 def test_backward_after_modifying_saved_tensor_raises(device, spelling):
     loss, x = _saved_then_modified(device, spelling)
-    assert x._version == 1
+    assert x._version > 0
     with raises(RuntimeError, SAVED_MODIFIED):
         loss.backward()
 
 
-# > INPLACE-12: That message names the tensor's type and shape and both versions: for a float32 leaf of shape
-# > (2,) saved at version 0 and modified once it contains "[torch.FloatTensor [2]] is at version 1; expected
-# > version 0 instead" on cpu ("[MetaFloatType [2]] ..." on meta); modified twice, "is at version 2".
+# > INPLACE-12: That message names the tensor's type and shape, its current `_version` V and the version S at
+# > which it was saved, as "[TYPE [SHAPE]] ... is at version V; expected version S instead": "[torch.FloatTensor
+# > [2]]" on cpu and "[MetaFloatType [2]]" on meta for a float32 leaf of shape (2,), `[torch.DoubleTensor [2, 3]]`
+# > for a float64 tensor of shape (2, 3).
 @pytest.mark.clause("INPLACE-12")
 @pytest.mark.parametrize("times", [1, 2])
 def test_backward_error_names_type_shape_and_versions(device, times):
@@ -249,7 +268,7 @@ def test_backward_error_names_type_shape_and_versions(device, times):
         for _ in range(times):
             x.add_(1)
     kind = "MetaFloatType" if device == "meta" else "torch.FloatTensor"
-    with raises(RuntimeError, f"[{kind} [2]] is at version {times}; expected version 0 instead"):
+    with raises(RuntimeError, f"[{kind} [2]] is at version {x._version}; expected version 0 instead"):
         loss.backward()
 
 
@@ -260,7 +279,7 @@ def test_backward_error_names_dtype_and_shape_of_2d_double(device):
     with torch.no_grad():
         x.mul_(2)
     kind = "MetaDoubleType" if device == "meta" else "torch.DoubleTensor"
-    with raises(RuntimeError, f"[{kind} [2, 3]] is at version 1; expected version 0 instead"):
+    with raises(RuntimeError, f"[{kind} [2, 3]] is at version {x._version}; expected version 0 instead"):
         loss.backward()
 
 
@@ -365,7 +384,7 @@ def test_seed_ko_method2_inplace_autograd_variable(device):
     x = torch.autograd.Variable(torch.randn(5, device=device))
     assert (x.requires_grad, x.is_leaf) == (False, True)
     x.add_(1)
-    assert x._version == 1
+    assert x._version > 0
     y = x.sum()
     with raises(RuntimeError, "element 0 of tensors does not require grad and does not have a grad_fn"):
         y.backward()
@@ -391,58 +410,108 @@ def test_seed_ko_method2_fixed_gradient_values(device):
     assert_values(x.grad, [1.0] * 5, "x.grad of x.sum()")
 
 
-NODE_CASES = {  # how the saved non-leaf x was made and modified -> grad_fn of x at backward
-    "a.clone() then x.add_(1)": (lambda a: a.clone(), lambda x: x.add_(1), "AddBackward0"),
-    "a.exp() then x *= 2": (lambda a: a.exp(), _imul, "MulBackward0"),
-    "a * 2 then x.zero_()": (lambda a: a * 2, lambda x: x.zero_(), "ZeroBackward0"),
-}
+def _short(name):
+    """The node name as messages give it since torch 2.13: AddBackward0 -> Add, FillBackward2 -> Fill2."""
+    m = re.fullmatch(r"(\w+)Backward(\d+)", name)
+    return name if m is None else m[1] + ("" if m[2] == "0" else m[2])
 
 
-def _saved_non_leaf_error(device, case):
-    make, modify, name = NODE_CASES[case]
-    a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
-    x = make(a)
-    loss = (x * x).sum()
-    modify(x)
-    assert type(x.grad_fn).__name__ == name
-    with raises(RuntimeError, SAVED_MODIFIED) as info:
-        loss.backward()
-    return str(info.value), name
+def _node_in_message(message):
+    m = re.search(r", which is output 0 of ([^,]+), is at version ", message)
+    return m[1] if m else f"(no node in the message: {message[:200]})"
 
 
-# > INPLACE-18 (until 2.13): When the modified saved tensor is a non-leaf, the message contains ", which is
-# > output 0 of <name>," where <name> is the type name of its `grad_fn` at the time of `backward()`
-# > (`AddBackward0`, `MulBackward0`, `ZeroBackward0`).
-@pytest.mark.clause("INPLACE-18")
-@pytest.mark.parametrize("case", list(NODE_CASES))
-def test_backward_error_names_producing_node_before_2_13(device, case):
-    message, name = _saved_non_leaf_error(device, case)
-    assert f", which is output 0 of {name}, is at version 1; expected version 0 instead" in message
-
-
-# > INPLACE-19 (since 2.13): ... <name> is that type name without its "Backward0" suffix (`Add`, `Mul`, `Zero`).
-@pytest.mark.clause("INPLACE-19")
-@pytest.mark.parametrize("case", list(NODE_CASES))
-def test_backward_error_names_producing_node_since_2_13(device, case):
-    message, name = _saved_non_leaf_error(device, case)
-    short = name.removesuffix("Backward0")
-    assert f", which is output 0 of {short}, is at version 1; expected version 0 instead" in message
-
-
-# > INPLACE-20: For the hand-written nodes of `copy_` and of an indexed assignment the name is qualified:
-# > ", which is output 0 of torch::autograd::CopyBackwards," / "... torch::autograd::CopySlices,".
-@pytest.mark.clause("INPLACE-20")
-@pytest.mark.parametrize("spelling", ["x.copy_(v)", "x[0] = 5"])
-def test_backward_error_names_copy_nodes(device, spelling):
+def _saved_input_then_updated(device, saving, update):
+    """x = a.clone(), saved as an input by `saving`, then updated: (message of backward(), grad_fn name of x)."""
     a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     x = a.clone()
-    loss = (x * x).sum()
-    if spelling == "x.copy_(v)":
-        x.copy_(torch.ones(2, device=device))
-        node = "CopyBackwards"
-    else:
-        x[0] = 5.0
-        node = "CopySlices"
-    assert type(x.grad_fn).__name__ == node
-    with raises(RuntimeError, f", which is output 0 of torch::autograd::{node}, is at version 1; expected version 0"):
+    loss = saving(x).sum()
+    update(x)
+    with raises(RuntimeError, SAVED_MODIFIED) as info:
         loss.backward()
+    return str(info.value), type(x.grad_fn).__name__
+
+
+def _expected_for_saved_input(node, shortened):
+    if node in ("CopyBackwards", "CopySlices"):  # the hand-written nodes of COPY_SPELLINGS (INPLACE-20)
+        return f"torch::autograd::{node}"
+    return _short(node) if shortened else node
+
+
+# > INPLACE-18 (until 2.13): When an operation of SAVES_INPUT saved `x` and `x` is then updated by a member of
+# > INPLACE_RECORDED, the message contains ", which is output 0 of NAME," where NAME is the type name of the
+# > `grad_fn` of `x` at the time of `backward()`, the node of the update, except for the hand-written nodes of
+# > COPY_SPELLINGS, whose name is qualified (INPLACE-20).
+@pytest.mark.clause("INPLACE-18")
+@pytest.mark.parametrize("update", INPLACE_RECORDED.params())
+def test_error_names_node_of_update_of_saved_input_before_2_13(device, update):
+    def check(saving):
+        message, node = _saved_input_then_updated(device, saving, update)
+        assert _node_in_message(message) == _expected_for_saved_input(node, shortened=False)
+
+    check_each(SAVES_INPUT, check)
+
+
+# > INPLACE-19 (since 2.13): In the case of INPLACE-18, NAME is that type name with "Backward0" removed, and with
+# > "Backward" removed when another number follows it (`Add`, `Fill2`, `Clamp1`, `IndexPut`), except for the
+# > hand-written nodes of COPY_SPELLINGS (INPLACE-20).
+@pytest.mark.clause("INPLACE-19")
+@pytest.mark.parametrize("update", INPLACE_RECORDED.params())
+def test_error_names_node_of_update_of_saved_input_since_2_13(device, update):
+    def check(saving):
+        message, node = _saved_input_then_updated(device, saving, update)
+        assert _node_in_message(message) == _expected_for_saved_input(node, shortened=True)
+
+    check_each(SAVES_INPUT, check)
+
+
+# > INPLACE-20: When an operation of SAVES_INPUT saved `x` and `x` is then updated by a member of COPY_SPELLINGS,
+# > its `grad_fn` at `backward()` is one of the hand-written nodes `CopyBackwards` and `CopySlices`, and the
+# > message names it qualified and unshortened on every release: ", which is output 0 of
+# > torch::autograd::CopyBackwards," and ", which is output 0 of torch::autograd::CopySlices,".
+@pytest.mark.clause("INPLACE-20")
+@pytest.mark.parametrize("update", COPY_SPELLINGS.params())
+def test_error_names_copy_nodes_qualified(device, update):
+    def check(saving):
+        message, node = _saved_input_then_updated(device, saving, update)
+        assert node in ("CopyBackwards", "CopySlices")
+        assert f", which is output 0 of torch::autograd::{node}, is at version " in message
+
+    check_each(SAVES_INPUT, check)
+
+
+def _saved_output_then_updated(device, saving, update):
+    """y = saving(a), which saves y, then updated: (message of backward(), grad_fn name of y before the update)."""
+    a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    y = saving(a)
+    saver = type(y.grad_fn).__name__
+    update(y)
+    with raises(RuntimeError, SAVED_MODIFIED) as info:
+        y.sum().backward()
+    return str(info.value), saver
+
+
+# > INPLACE-40 (until 2.13): When an operation of SAVES_OUTPUT made and saved `y` and `y` is then updated by any
+# > member of INPLACE_RECORDED, COPY_SPELLINGS included, the message contains ", which is output 0 of NAME,"
+# > where NAME is the type name of the saving node, the `grad_fn` of `y` before the update, not its `grad_fn`
+# > at the time of `backward()`.
+@pytest.mark.clause("INPLACE-40")
+@pytest.mark.parametrize("saving", SAVES_OUTPUT.params())
+def test_error_names_saving_node_of_saved_output_before_2_13(device, saving):
+    def check(update):
+        message, saver = _saved_output_then_updated(device, saving, update)
+        assert _node_in_message(message) == saver
+
+    check_each(INPLACE_RECORDED, check)
+
+
+# > INPLACE-41 (since 2.13): In the case of INPLACE-40, NAME is the type name of the saving node shortened as in
+# > INPLACE-19 (`Exp`, `Sigmoid`, `LogSoftmax`), also after `y.copy_(v)` and `y[0] = 5`.
+@pytest.mark.clause("INPLACE-41")
+@pytest.mark.parametrize("saving", SAVES_OUTPUT.params())
+def test_error_names_saving_node_of_saved_output_since_2_13(device, saving):
+    def check(update):
+        message, saver = _saved_output_then_updated(device, saving, update)
+        assert _node_in_message(message) == _short(saver)
+
+    check_each(INPLACE_RECORDED, check)

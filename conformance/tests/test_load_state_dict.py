@@ -1,5 +1,7 @@
 """Conformance tests for spec/load_state_dict.md (`nn.Module.load_state_dict`)."""
 
+import warnings
+
 import pytest
 import torch
 from torch import nn
@@ -170,6 +172,143 @@ def test_assign_absent_before_2_1(device):
     m = linear(device)
     with raises(TypeError, "unexpected keyword argument 'assign'"):
         m.load_state_dict(sd(device), assign=True)
+
+
+MODULES = {"Linear": lambda d: nn.Linear(2, 1, device=d), "BatchNorm1d": lambda d: nn.BatchNorm1d(2, device=d)}
+
+
+def _state(module):
+    """Every parameter and buffer of the module, by name."""
+    return {**dict(module.named_parameters()), **dict(module.named_buffers())}
+
+
+# > LOADSD-60: `module.state_dict()` maps each parameter and buffer name to a tensor that shares its storage but is
+# > another object: a plain `torch.Tensor` (not an `nn.Parameter`, a new object at every call) that does not
+# > require grad, is a leaf and has no `grad_fn`.
+@pytest.mark.clause("LOADSD-60")
+@pytest.mark.parametrize("module", list(MODULES))
+def test_state_dict_holds_detached_aliases(device, module):
+    m = MODULES[module](device)
+    sd, again, own = m.state_dict(), m.state_dict(), _state(m)
+    assert sorted(sd) == sorted(own)
+    for name, t in sd.items():
+        assert type(t) is torch.Tensor and t is not own[name] and t is not again[name], name
+        assert (t.requires_grad, t.is_leaf, t.grad_fn) == (False, True, None), name
+        assert same_storage(t, own[name]), name
+
+
+# > LOADSD-61: Those tensors share the version counter of the parameter or buffer: an in-place update of the parameter
+# > under no_grad (`p.add_(1)`, an `SGD.step()`) adds 1 to the `_version` of a state-dict tensor taken before it, and an
+# > in-place update of the state-dict tensor adds 1 to the parameter's.
+@pytest.mark.clause("LOADSD-61")
+@pytest.mark.parametrize("update", ["p.add_(1)", "SGD.step()", "sd['weight'].mul_(2)"])
+def test_state_dict_shares_version_counter(device, update):
+    m = linear(device)
+    sd = m.state_dict()
+    w, version = sd["weight"], m.weight._version
+    assert w._version == version
+    if update == "p.add_(1)":
+        with torch.no_grad():
+            m.weight.add_(1)
+    elif update == "SGD.step()":
+        opt = torch.optim.SGD(m.parameters(), lr=0.5)
+        m(torch.ones(1, 2, device=device)).sum().backward()
+        opt.step()
+    else:
+        w.mul_(2)
+    assert (w._version, m.weight._version) == (version + 1, version + 1)
+
+
+# > LOADSD-62: So a state dict taken before an update holds the values after it: after `opt.step()`, `sd["weight"]`
+# > equals the new `module.weight`, and a value written into `sd["weight"]` is the value of `module.weight`. A copy
+# > made at the time (`copy.deepcopy(module.state_dict())`, `{k: v.clone() ...}`) keeps the values of that time.
+@pytest.mark.clause("LOADSD-62")
+def test_state_dict_follows_updates(device):
+    import copy
+
+    m = linear(device)  # weight [[1, 2]], bias [0]
+    sd = m.state_dict()
+    deep = copy.deepcopy(m.state_dict())
+    cloned = {k: v.clone() for k, v in m.state_dict().items()}
+    opt = torch.optim.SGD(m.parameters(), lr=0.5)
+    m(torch.tensor([[1.0, 10.0]], device=device)).sum().backward()  # weight.grad [[1, 10]], bias.grad [1]
+    opt.step()
+    assert_values(sd["weight"], [[0.5, -3.0]], "state dict taken before the step")
+    assert_values(sd["bias"], [-0.5], "state dict bias taken before the step")
+    for copied in (deep, cloned):
+        assert_values(copied["weight"], [[1.0, 2.0]], "copy made before the step")
+    sd["weight"][0, 0] = 7.0
+    assert_values(m.weight, [[7.0, -3.0]], "module.weight after writing into sd['weight']")
+
+
+# > LOADSD-63: `module.state_dict(keep_vars=True)` maps each parameter and buffer name to the module's object itself.
+@pytest.mark.clause("LOADSD-63")
+@pytest.mark.parametrize("module", list(MODULES))
+def test_state_dict_keep_vars_returns_the_objects(device, module):
+    m = MODULES[module](device)
+    sd, own = m.state_dict(keep_vars=True), _state(m)
+    assert sorted(sd) == sorted(own)
+    for name, t in sd.items():
+        assert t is own[name], name
+    assert type(sd["weight"]) is nn.Parameter and sd["weight"].requires_grad
+
+
+def _load_into_meta(device, **kwargs):
+    m = nn.Linear(2, 1, device="meta")
+    params = dict(m.named_parameters())
+    src = sd(device)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = m.load_state_dict(src, **kwargs)
+    return m, params, src, result, [w for w in caught if issubclass(w.category, UserWarning)]
+
+
+# > LOADSD-64: `module.load_state_dict(sd)` (without `assign=True`) into a module whose parameters are on `meta`, from
+# > tensors on a device with data, raises no error, reports no missing or unexpected keys, and loads nothing: each
+# > parameter is the object it was and is still on `meta`.
+@pytest.mark.clause("LOADSD-64")
+def test_load_into_meta_module_is_a_no_op(device):
+    m, params, _, result, _ = _load_into_meta(device)
+    assert (result.missing_keys, result.unexpected_keys) == ([], [])
+    for name, p in m.named_parameters():
+        assert p is params[name] and p.device.type == "meta", name
+
+
+META_NO_OP = (
+    "copying from a non-meta parameter in the checkpoint to a meta parameter in the current model, which is a no-op"
+)
+
+
+# > LOADSD-65: Since 2.1 that load emits one UserWarning per parameter, "for weight: copying from a non-meta parameter
+# > in the checkpoint to a meta parameter in the current model, which is a no-op" (for `weight`), suggesting
+# > assign=True.
+@pytest.mark.clause("LOADSD-65")
+def test_load_into_meta_module_warns(device):
+    *_, caught = _load_into_meta(device)
+    messages = sorted(str(w.message) for w in caught)
+    assert len(messages) == 2, messages
+    assert messages[0].startswith(f"for bias: {META_NO_OP}") and messages[1].startswith(f"for weight: {META_NO_OP}")
+    assert all("assign=True" in text for text in messages), messages
+
+
+# > LOADSD-66: Before 2.1 that load emits no warning.
+@pytest.mark.clause("LOADSD-66")
+def test_load_into_meta_module_silent_before_2_1(device):
+    *_, caught = _load_into_meta(device)
+    assert caught == [], [str(w.message) for w in caught]
+
+
+# > LOADSD-67: `module.load_state_dict(sd, assign=True)` into a module on `meta` makes each parameter an `nn.Parameter`
+# > on the state dict's device that shares the storage of the state dict's tensor, holds its values and requires grad.
+@pytest.mark.clause("LOADSD-67")
+def test_assign_into_meta_module_materialises(device):
+    m, params, src, _, _ = _load_into_meta(device, assign=True)
+    for name, p in m.named_parameters():
+        assert p is not params[name] and type(p) is nn.Parameter, name
+        assert (p.device.type, p.requires_grad) == (torch.device(device).type, True), name
+        assert same_storage(p, src[name]), name
+    assert_values(m.weight, [[3.0, 4.0]], "weight")
+    assert_values(m.bias, [1.0], "bias")
 
 
 # Seeds: neither source mentions load_state_dict. The Korean copy_() claim, applied to load_state_dict.

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from conformance.harness.checks import NO_GRAD_FN, assert_values, leaf, raises
+from conformance.harness.populations import BINARY_OPS, NON_DIFFERENTIABLE_RESULTS, NON_VIEW_OPS, VIEW_OPS
 
 LEAF_ONLY = "you can only change requires_grad flags of leaf variables"
 
@@ -139,27 +140,47 @@ def test_non_leaf_requires_grad_true_is_no_op(device, spelling):
     assert (y.requires_grad, y.is_leaf, y.grad_fn is fn, type(fn).__name__) == (True, False, True, "MulBackward0")
 
 
-BINARY = {
-    "a * c": lambda a, c: a * c,
-    "c * a": lambda a, c: c * a,
-    "torch.add(a, c)": lambda a, c: torch.add(a, c),
-    "torch.stack([a, c])": lambda a, c: torch.stack([a, c]),
-}
-
-
-# > REQGRAD-9: With grad mode enabled, the result of an operation requires grad (and has a `grad_fn`)
-# > when at least one tensor input requires grad; when none does, the result does not require grad,
-# > is a leaf and has no `grad_fn`.
+# > REQGRAD-9: With grad mode enabled, the result of every operation of the populations BINARY_OPS, NON_VIEW_OPS
+# > and VIEW_OPS requires grad (and has a `grad_fn`) when at least one of its tensor inputs requires grad; when
+# > none does, the result does not require grad, is a leaf and has no `grad_fn`. The operations of
+# > NON_DIFFERENTIABLE_RESULTS are the exception (REQGRAD-40).
 @pytest.mark.clause("REQGRAD-9")
-@pytest.mark.parametrize("op", list(BINARY))
+@pytest.mark.parametrize("op", BINARY_OPS.params())
 @pytest.mark.parametrize("flags", [(True, False), (False, True), (True, True), (False, False)])
 def test_result_requires_grad_if_any_input_does(device, op, flags):
     a = torch.tensor([1.0, 2.0], device=device, requires_grad=flags[0])
-    c = torch.tensor([3.0, 4.0], device=device, requires_grad=flags[1])
-    r = BINARY[op](a, c)
+    c = torch.tensor([3.0, 0.5], device=device, requires_grad=flags[1])
+    r = op(a, c)
     assert r.requires_grad == any(flags)
     assert (r.grad_fn is not None) == any(flags)
     assert r.is_leaf == (not any(flags))
+
+
+@pytest.mark.clause("REQGRAD-9")
+@pytest.mark.parametrize("op", NON_VIEW_OPS.params() + VIEW_OPS.params())
+@pytest.mark.parametrize("kind", ["leaf that requires grad", "non-leaf", "does not require grad"])
+def test_result_of_one_input_requires_grad_if_it_does(device, op, kind):
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device, requires_grad=kind != "does not require grad")
+    if kind == "non-leaf":
+        x = x * 1
+    r = op(x)
+    tracked = kind != "does not require grad"
+    assert (r.requires_grad, r.grad_fn is not None, r.is_leaf) == (tracked, tracked, not tracked)
+
+
+# > REQGRAD-40: With grad mode enabled, the result of every operation of the population NON_DIFFERENTIABLE_RESULTS
+# > (results of an integer or bool dtype, `x.detach()`, and new tensors such as `torch.zeros_like(x)` that take
+# > only the shape, dtype and device of `x`) does not require grad, is a leaf and has no `grad_fn`, even when its
+# > input requires grad (a leaf or a non-leaf).
+@pytest.mark.clause("REQGRAD-40")
+@pytest.mark.parametrize("op", NON_DIFFERENTIABLE_RESULTS.params())
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_non_differentiable_results_do_not_require_grad(device, op, kind):
+    x = leaf(device)
+    if kind == "non-leaf":
+        x = x * 1
+    r = op(x)
+    assert (r.requires_grad, r.is_leaf, r.grad_fn) == (False, True, None)
 
 
 # > REQGRAD-10: After `backward()`, a leaf that does not require grad and took part in the graph has

@@ -7,6 +7,7 @@ import torch
 
 from conformance.harness.checks import assert_values, raises, same_storage
 from conformance.harness.checks import leaf as make_leaf
+from conformance.harness.populations import VIEW_OPS
 
 LEAF = "leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF = "a view of a " + LEAF
@@ -184,7 +185,7 @@ def test_refused_view_update_changes_no_values(device, spelling):
 
 # > VIEW-6: Inside `torch.no_grad()`, the same operations on a view (taken with grad mode on) of a leaf that
 # > requires grad are accepted: `x` stays a leaf that requires grad with no `grad_fn`; the `_version` of `x` and
-# > of the view go up by 1.
+# > of the view increase (to the same value).
 @pytest.mark.clause("VIEW-6")
 @pytest.mark.parametrize("spelling", SPELLINGS)
 def test_view_of_leaf_update_under_no_grad(device, spelling):
@@ -192,7 +193,8 @@ def test_view_of_leaf_update_under_no_grad(device, spelling):
     v = x[1:]
     with torch.no_grad():
         _update(v, spelling)
-    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version, v._version) == (True, True, None, 1, 1)
+    assert (x.is_leaf, x.requires_grad, x.grad_fn) == (True, True, None)
+    assert x._version == v._version > 0
 
 
 # > VIEW-7: The values written through the view are the values of `x` at the positions the view covers.
@@ -208,7 +210,7 @@ def test_view_of_leaf_update_under_no_grad_values(device, spelling):
 
 # > VIEW-8: On a view of a non-leaf `x` that requires grad, the operations are accepted with grad mode enabled;
 # > `x`'s history is rebased: its `grad_fn` becomes a `CopySlices` node; `x` stays a non-leaf; the view stays a
-# > view of `x` with a new `grad_fn`; the `_version` of both goes up by 1.
+# > view of `x` with a new `grad_fn`; the `_version` of both increases.
 @pytest.mark.clause("VIEW-8")
 @pytest.mark.parametrize("spelling", SPELLINGS)
 def test_view_of_non_leaf_update_rebases_base(device, spelling):
@@ -222,7 +224,7 @@ def test_view_of_non_leaf_update_rebases_base(device, spelling):
     assert (x.is_leaf, x.requires_grad) == (False, True)
     assert v._is_view() and v._base is x
     assert v.grad_fn is not None and v.grad_fn is not before_v
-    assert (x._version, v._version) == (1, 1)
+    assert x._version == v._version > 0
 
 
 # spelling -> gradient of (x * W).sum() w.r.t. a, for x = a * 2, a = [1, 2, 3], after updating v = x[1:]
@@ -279,14 +281,16 @@ def _base_of(kind, device):
     return torch.tensor([1.0, 2.0, 3.0], device=device)
 
 
-# > VIEW-10: A view taken inside `torch.no_grad()` of a tensor that requires grad is a view (`_is_view()` True,
-# > `_base` that tensor) that requires grad, yet has no `grad_fn` and is a leaf.
+# > VIEW-10: A view taken inside `torch.no_grad()` (the result of every operation of the population VIEW_OPS)
+# > of a tensor that requires grad (a leaf or a non-leaf) is a view (`_is_view()` True, `_base` that tensor) that
+# > requires grad, yet has no `grad_fn` and is a leaf.
 @pytest.mark.clause("VIEW-10")
+@pytest.mark.parametrize("view", VIEW_OPS.params())
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
-def test_view_taken_under_no_grad(device, kind):
-    x = _base_of(kind, device)
+def test_view_taken_under_no_grad(device, view, kind):
+    x = matrix(device) if kind == "leaf" else matrix(device) * 2
     with torch.no_grad():
-        v = x[1:]
+        v = view(x)
     assert (v._is_view(), v._base is x) == (True, True)
     assert (v.requires_grad, v.grad_fn, v.is_leaf) == (True, None, True)
 
@@ -350,7 +354,7 @@ def test_no_grad_view_refusal_changes_no_version(device, spelling, kind):
 
 
 # > VIEW-13: A view taken inside `torch.no_grad()` is accepted when modified in place inside `torch.no_grad()`
-# > too (the `_version` of both goes up by 1), and when neither its base
+# > too (the `_version` of both increases), and when neither its base
 # > nor the other operand requires grad, also with grad mode enabled.
 @pytest.mark.clause("VIEW-13")
 @pytest.mark.parametrize("spelling", NO_GRAD_SPELLINGS)
@@ -360,7 +364,7 @@ def test_no_grad_view_modified_under_no_grad(device, spelling, kind):
     with torch.no_grad():
         v = x[1:]
         _update(v, spelling)
-    assert (x._version, v._version) == (1, 1)
+    assert x._version == v._version > 0
 
 
 @pytest.mark.clause("VIEW-13")
@@ -370,7 +374,8 @@ def test_no_grad_view_of_plain_tensor_modified_with_grad(device, spelling):
     with torch.no_grad():
         v = x[1:]
     _update(v, spelling)
-    assert (x._version, v._version, x.requires_grad, v.requires_grad) == (1, 1, False, False)
+    assert (x.requires_grad, v.requires_grad) == (False, False)
+    assert x._version == v._version > 0
 
 
 # > VIEW-18: The values written under `torch.no_grad()` through a view taken under `torch.no_grad()` are the
@@ -474,7 +479,7 @@ def test_multi_output_view_refusal_changes_nothing(device, op, kind):
 
 
 # > VIEW-17: The same operations are accepted inside `torch.no_grad()`, and with grad mode enabled when neither
-# > the input nor the other operand requires grad; the `_version` of the input and of every output goes up by 1.
+# > the input nor the other operand requires grad; the `_version` of the input and of every output increases.
 @pytest.mark.clause("VIEW-17")
 @pytest.mark.parametrize("spelling", MULTI_SPELLINGS)
 @pytest.mark.parametrize("op", list(MULTI_OUTPUT))
@@ -487,7 +492,7 @@ def test_multi_output_view_inplace_accepted(device, spelling, op, kind):
     else:
         with torch.no_grad():
             _multi_update(outs[0], spelling)
-    assert x._version == 1 and all(o._version == 1 for o in outs)
+    assert x._version > 0 and all(o._version == x._version for o in outs)
 
 
 # Seeds, run as written (fixing only what stops them from running, as noted).

@@ -22,7 +22,18 @@ def assign_data_copies_values():
     torch.Tensor.data = property(_data.__get__, setter)
 
 
+def assign_data_counts():
+    """`x.data = t` swaps the storage and also adds 1 to `x._version` (as an in-place operation would)."""
+
+    def setter(self, value):
+        _data.__set__(self, value)
+        torch.autograd.graph.increment_version(self)
+
+    torch.Tensor.data = property(_data.__get__, setter)
+
+
 CASES = [
+    ("assign_data_counts", "test_data.py", {"DATA-60", "DATA-8"}),
     ("data_returns_detach", "test_data.py", {"DATA-3", "DATA-4", "DATA-6"}),
     ("assign_data_copies_values", "test_data.py", {"DATA-9", "DATA-8"}),
 ]

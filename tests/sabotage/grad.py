@@ -52,9 +52,68 @@ def non_leaf_grad_silent():
     torch.Tensor.grad = property(getter, _grad.__set__)
 
 
+_register_hook = torch.Tensor.register_hook
+_retain_grad = torch.Tensor.retain_grad
+
+
+def non_leaf_hooks_dropped():
+    """`register_hook` on a non-leaf returns a handle but never calls the hook."""
+
+    def register_hook(self, hook):
+        return _register_hook(self, (lambda g: None) if self.grad_fn is not None else hook)
+
+    torch.Tensor.register_hook = register_hook
+
+
+def retain_grad_binds_to_first_grad_fn():
+    """`retain_grad()` keeps the gradient with respect to the value at the call, like a hook on the grad_fn of then."""
+    import weakref
+
+    def retain_grad(self):
+        _retain_grad(self)
+        ref = weakref.ref(self)
+
+        def prehook(grad_outputs):
+            if ref() is not None:
+                ref().grad = grad_outputs[0]
+
+        if self.grad_fn is not None:
+            self.grad_fn.register_prehook(prehook)
+
+    torch.Tensor.retain_grad = retain_grad
+
+
+def register_hook_lenient():
+    """`register_hook` ignores what the hook returns, and accepts tensors that do not require grad."""
+
+    class Handle:
+        def remove(self):
+            pass
+
+    def register_hook(self, hook):
+        if not self.requires_grad:
+            return Handle()
+        return _register_hook(self, lambda g: (hook(g), None)[1])
+
+    torch.Tensor.register_hook = register_hook
+
+
+def post_accumulate_hook_runs_before_accumulation():
+    """`register_post_accumulate_grad_hook(h)` as a plain tensor hook calling `h(p)` before `.grad` is set."""
+
+    def register(self, hook):
+        return _register_hook(self, lambda g: hook(self))
+
+    torch.Tensor.register_post_accumulate_grad_hook = register
+
+
 CASES = [
     ("backward_overwrites_grad", "test_grad.py", {"GRAD-2", "GRAD-8"}),
     ("zero_grad_keeps_tensors", "test_grad.py", {"GRAD-4"}),
     ("grad_setter_copies", "test_grad.py", {"GRAD-7"}),
     ("non_leaf_grad_silent", "test_grad.py", {"GRAD-16"}),
+    ("non_leaf_hooks_dropped", "test_grad.py", {"GRAD-60"}),
+    ("retain_grad_binds_to_first_grad_fn", "test_grad.py", {"GRAD-61"}),
+    ("register_hook_lenient", "test_grad.py", {"GRAD-62", "GRAD-63"}),
+    ("post_accumulate_hook_runs_before_accumulation", "test_grad.py", {"GRAD-65", "GRAD-66"}),
 ]

@@ -45,7 +45,22 @@ def setitem_bypasses_autograd():
     _patch(setitem)
 
 
+_where = torch.where
+
+
+def where_detached():
+    """`torch.where(c, a, b)` returns a result cut from the graph (as if computed under no_grad)."""
+    torch.where = lambda condition, *args, **kwargs: _where(condition, *args, **kwargs).detach()
+
+
+def where_swapped():
+    """`torch.where(c, a, b)` takes `b` where `c` is True and `a` elsewhere."""
+    torch.where = lambda condition, a, b: _where(~condition, a, b)
+
+
 CASES = [
+    ("where_detached", "test_indexing.py", {"INDEX-60", "INDEX-61"}),
+    ("where_swapped", "test_indexing.py", {"INDEX-61"}),
     ("setitem_on_leaf_allowed", "test_indexing.py", {"INDEX-1", "INDEX-6", "INDEX-7"}),
     ("setitem_detaches_value", "test_indexing.py", {"INDEX-17", "INDEX-18", "INDEX-19"}),
     ("setitem_bypasses_autograd", "test_indexing.py", {"INDEX-8", "INDEX-10", "INDEX-11", "INDEX-20"}),

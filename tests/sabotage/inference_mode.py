@@ -58,7 +58,54 @@ def inplace_inside_skips_version_bump():
         setattr(torch.Tensor, name, patched)
 
 
+_VIEW_METHODS = ("__getitem__", "view", "t", "transpose", "unsqueeze", "reshape", "split", "unbind", "narrow")
+
+
+def views_inside_are_inference_copies():
+    """Inside inference mode, view methods of a normal tensor return an inference copy instead of a view."""
+    for name in _VIEW_METHODS:
+        original = getattr(torch.Tensor, name)
+
+        def patched(self, *args, _original=original, **kwargs):
+            out = _original(self, *args, **kwargs)
+            if not torch.is_inference_mode_enabled() or self.is_inference():
+                return out
+            return tuple(o.clone() for o in out) if isinstance(out, tuple) else out.clone()
+
+        setattr(torch.Tensor, name, functools.wraps(original)(patched))
+
+
+def no_grad_results_are_inference_tensors():
+    """Under `torch.no_grad()`, `clone`, `sin`, `exp` and `*` run as if in inference mode."""
+    for name in ("clone", "sin", "exp", "__mul__"):
+        original = getattr(torch.Tensor, name)
+
+        def patched(self, *args, _original=original, **kwargs):
+            if torch.is_grad_enabled() or torch.is_inference_mode_enabled():
+                return _original(self, *args, **kwargs)
+            with torch.inference_mode():
+                return _original(self, *args, **kwargs)
+
+        setattr(torch.Tensor, name, functools.wraps(original)(patched))
+
+
+def detach_of_inference_tensor_made_inside():
+    """`t.detach()` of an inference tensor is made inside inference mode (no version counter)."""
+    detach = torch.Tensor.detach
+
+    def patched(self):
+        if self.is_inference():
+            with torch.inference_mode():
+                return detach(self)
+        return detach(self)
+
+    torch.Tensor.detach = patched
+
+
 CASES = [
+    ("views_inside_are_inference_copies", "test_inference_mode.py", {"INFER-3", "INFER-40"}),
+    ("no_grad_results_are_inference_tensors", "test_inference_mode.py", {"INFER-4"}),
+    ("detach_of_inference_tensor_made_inside", "test_inference_mode.py", {"INFER-41"}),
     (
         "inference_mode_is_no_grad",
         "test_inference_mode.py",

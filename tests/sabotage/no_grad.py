@@ -43,7 +43,36 @@ def set_grad_enabled_decorator_keeps_mode():
     cls.__call__ = lambda self, func: call(self, func)
 
 
+def no_grad_views_are_detached():
+    """With grad mode disabled, view methods return a detached alias: not a view, not requiring grad."""
+    for name in ("__getitem__", "view", "t", "transpose", "unsqueeze", "reshape", "split", "unbind"):
+        original = getattr(torch.Tensor, name)
+
+        def patched(self, *args, _original=original, **kwargs):
+            out = _original(self, *args, **kwargs)
+            if torch.is_grad_enabled():
+                return out
+            return tuple(o.detach() for o in out) if isinstance(out, tuple) else out.detach()
+
+        setattr(torch.Tensor, name, functools.wraps(original)(patched))
+
+
+def eval_runs_under_no_grad():
+    """A module in eval mode runs its forward under `torch.no_grad()` (the common belief that eval() disables grad)."""
+    call = torch.nn.Module.__call__
+
+    def __call__(self, *args, **kwargs):
+        if not self.training:
+            with torch.no_grad():
+                return call(self, *args, **kwargs)
+        return call(self, *args, **kwargs)
+
+    torch.nn.Module.__call__ = __call__
+
+
 CASES = [
+    ("eval_runs_under_no_grad", "test_no_grad.py", {"NOGRAD-60"}),
+    ("no_grad_views_are_detached", "test_no_grad.py", {"NOGRAD-40"}),
     ("no_grad_does_nothing", "test_no_grad.py", {"NOGRAD-1", "NOGRAD-2", "NOGRAD-4", "NOGRAD-7", "NOGRAD-10"}),
     ("no_grad_does_not_restore", "test_no_grad.py", {"NOGRAD-1", "NOGRAD-10"}),
     ("set_grad_enabled_decorator_keeps_mode", "test_no_grad.py", {"NOGRAD-13"}),

@@ -39,7 +39,21 @@ def backward_without_grad_is_silent():
     torch.Tensor.backward = backward
 
 
+def detach_keeps_the_graph():
+    """`detach()` returns an alias that stays in the graph (`view_as`): it requires grad when its input does."""
+    torch.Tensor.detach = lambda self: self.view_as(self)
+
+
+def views_are_cut_from_the_graph():
+    """`t()`, `view` and `unsqueeze` return detached aliases: they never require grad."""
+    for name in ("t", "view", "unsqueeze"):
+        original = getattr(torch.Tensor, name)
+        setattr(torch.Tensor, name, lambda self, *a, _original=original, **k: _original(self, *a, **k).detach())
+
+
 CASES = [
+    ("detach_keeps_the_graph", "test_requires_grad.py", {"REQGRAD-40"}),
+    ("views_are_cut_from_the_graph", "test_requires_grad.py", {"REQGRAD-9"}),
     ("requires_grad_method_ignores_integers", "test_requires_grad.py", {"REQGRAD-3"}),
     ("requires_grad_method_rejects_non_leaves", "test_requires_grad.py", {"REQGRAD-8"}),
     ("backward_without_grad_is_silent", "test_requires_grad.py", {"REQGRAD-11"}),

@@ -1,0 +1,372 @@
+"""Populations: the named sets of operations that quantified clauses range over.
+
+Note [Populations]
+------------------
+A clause that quantifies ("every view operation", "any in-place spelling") names what it
+quantifies over: a population of this module ("every operation of VIEW_OPS"). Its page
+shows the members (``:::{population} VIEW_OPS`` renders their ids), and its tests
+parametrize over exactly those members, so that each member's outcome is reported on its
+own::
+
+    # > VIEW-10: A view (every operation of VIEW_OPS) taken inside `torch.no_grad()` ...
+    @pytest.mark.clause("VIEW-10")
+    @pytest.mark.parametrize("view", VIEW_OPS.params())
+    def test_view_taken_under_no_grad(device, view):
+        x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device, requires_grad=True)
+        with torch.no_grad():
+            v = view(x)
+        ...
+
+ids read ``test_view_taken_under_no_grad[cpu-x.t()]``. A member is ``(id, callable)``: the
+id is the Python spelling the callable runs, on the input(s) the population's description
+names. An exception found for one member is not hidden by dropping the member: it is named
+in the clause, or stated by a clause of its own.
+
+Members come from torch's own API and are checked against the installed torch: ``params()``
+leaves out a member whose ``torch.Tensor`` method or ``torch`` function, as named in its id,
+does not exist there (today every member exists on every release of the support window).
+The callables import torch only when called (``torch`` below is a lazy stand-in), so this
+module imports without torch, as the docs build needs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+class _LazyTorch:
+    """``torch``, imported on first attribute access (the docs build has no torch)."""
+
+    def __getattr__(self, name):
+        import torch as real
+
+        return getattr(real, name)
+
+
+torch = _LazyTorch()
+
+# ``x.name`` / ``t.name`` (a Tensor method or attribute) and ``torch.name`` in a member's id.
+_METHOD = re.compile(r"\b[xtacov]\.([A-Za-z_]\w*)")
+_FUNCTION = re.compile(r"\btorch\.([A-Za-z_]\w*)")
+
+
+@dataclass(frozen=True)
+class Population:
+    name: str
+    description: str  # one line: what the members are, and what input they take
+    members: tuple[tuple[str, Callable], ...]
+
+    def ids(self) -> list[str]:
+        return [mid for mid, _ in self.members]
+
+    def available(self) -> list[tuple[str, Callable]]:
+        """The members whose Tensor methods and torch functions exist on the installed torch."""
+        import torch as real
+
+        def exists(mid: str) -> bool:
+            return all(hasattr(real.Tensor, m) for m in _METHOD.findall(mid)) and all(
+                hasattr(real, f) for f in _FUNCTION.findall(mid)
+            )
+
+        return [(mid, fn) for mid, fn in self.members if exists(mid)]
+
+    def params(self) -> list:
+        """``pytest.param(callable, id=member id)`` for each available member."""
+        import pytest
+
+        return [pytest.param(fn, id=mid) for mid, fn in self.available()]
+
+    def without(self, *ids: str, name: str, description: str) -> Population:
+        """A sub-population: these members left out (each must be a member)."""
+        unknown = set(ids) - set(self.ids())
+        if unknown:
+            raise ValueError(f"{self.name} has no members {sorted(unknown)}")
+        return Population(name, description, tuple(m for m in self.members if m[0] not in ids))
+
+
+def check_each(population: Population, check: Callable[[Callable], None]) -> None:
+    """Run ``check(member)`` for every available member; fail once, naming every member that failed and why.
+
+    For a clause over the product of two populations: the test is parametrized over one of them and
+    checks each member of the other with this, so that a failure still names the member.
+    """
+    failed = []
+    for mid, fn in population.available():
+        try:
+            check(fn)
+        except AssertionError as exc:
+            failed.append(f"{population.name} member {mid}: {exc}")
+    assert not failed, "\n".join(failed)
+
+
+def _setitem(t, index, value):
+    t[index] = value
+    return t
+
+
+def _iop(t, op, value):
+    """Augmented assignment (``t += value`` ...) as an expression; returns the rebound name's tensor."""
+    if op == "+=":
+        t += value
+    elif op == "-=":
+        t -= value
+    elif op == "*=":
+        t *= value
+    else:
+        t /= value
+    return t
+
+
+def _v(t):
+    """The value operand of a spelling: a tensor like ``t`` that does not require grad."""
+    return torch.full_like(t.detach(), 0.5)
+
+
+def _mask(t):
+    return torch.tensor([True, False], device=t.device)
+
+
+def _index(t):
+    return torch.tensor([0], device=t.device)
+
+
+VIEW_OPS = Population(
+    "VIEW_OPS",
+    "Operations that return a view of their input (`_is_view()` True, `_base` the input, same storage), "
+    "applied to a contiguous float tensor `x` of shape (2, 2); for split/chunk/unbind/tensor_split, their "
+    "first output. Not members: `x.detach()` and `x.data` (share storage, not views), `x.real` (returns `x` "
+    "itself for a real dtype), `x.view(dtype)` (a view of another dtype), `x.reshape`/`x.contiguous()` "
+    "when they copy.",
+    (
+        ("x[0]", lambda x: x[0]),
+        ("x[:, 1:]", lambda x: x[:, 1:]),
+        ("x[:]", lambda x: x[:]),
+        ("x[None]", lambda x: x[None]),
+        ("x[..., 0]", lambda x: x[..., 0]),
+        ("x.view(4)", lambda x: x.view(4)),
+        ("x.view_as(x)", lambda x: x.view_as(x)),
+        ("x.reshape(4)", lambda x: x.reshape(4)),
+        ("x.flatten()", lambda x: x.flatten()),
+        ("x.unflatten(1, (2, 1))", lambda x: x.unflatten(1, (2, 1))),
+        ("x.t()", lambda x: x.t()),
+        ("x.T", lambda x: x.T),
+        ("x.mT", lambda x: x.mT),
+        ("x.transpose(0, 1)", lambda x: x.transpose(0, 1)),
+        ("x.swapaxes(0, 1)", lambda x: x.swapaxes(0, 1)),
+        ("x.permute(1, 0)", lambda x: x.permute(1, 0)),
+        ("x.movedim(0, 1)", lambda x: x.movedim(0, 1)),
+        ("x.unsqueeze(0)", lambda x: x.unsqueeze(0)),
+        ("x.squeeze()", lambda x: x.squeeze()),
+        ("x.expand(3, 2, 2)", lambda x: x.expand(3, 2, 2)),
+        ("x.narrow(1, 0, 1)", lambda x: x.narrow(1, 0, 1)),
+        ("x.select(0, 1)", lambda x: x.select(0, 1)),
+        ("x.diagonal()", lambda x: x.diagonal()),
+        ("x.as_strided((2,), (1,))", lambda x: x.as_strided((2,), (1,))),
+        ("x.unfold(1, 1, 1)", lambda x: x.unfold(1, 1, 1)),
+        ("x[:, 1:].t()", lambda x: x[:, 1:].t()),
+        ("x.split(1)[0]", lambda x: x.split(1)[0]),
+        ("x.split([1, 1])[0]", lambda x: x.split([1, 1])[0]),
+        ("x.chunk(2)[0]", lambda x: x.chunk(2)[0]),
+        ("x.unbind()[0]", lambda x: x.unbind()[0]),
+        ("x.tensor_split(2)[0]", lambda x: x.tensor_split(2)[0]),
+    ),
+)
+
+NON_VIEW_OPS = Population(
+    "NON_VIEW_OPS",
+    "Differentiable out-of-place operations whose result is a new floating point tensor, not a view, "
+    "applied to a float tensor `x` of shape (2, 2). Operations whose result shape depends on the values "
+    "(`x[x > 1]`) are not members: meta tensors cannot run them.",
+    (
+        ("x * 2", lambda x: x * 2),
+        ("x + x", lambda x: x + x),
+        ("x - 1", lambda x: x - 1),
+        ("x / 2", lambda x: x / 2),
+        ("x.sin()", lambda x: x.sin()),
+        ("x.exp()", lambda x: x.exp()),
+        ("x.abs()", lambda x: x.abs()),
+        ("x.clamp(0, 3)", lambda x: x.clamp(0, 3)),
+        ("x.round()", lambda x: x.round()),
+        ("x.sum()", lambda x: x.sum()),
+        ("x.mean(0)", lambda x: x.mean(0)),
+        ("x.norm()", lambda x: x.norm()),
+        ("x.max()", lambda x: x.max()),
+        ("x.cumsum(0)", lambda x: x.cumsum(0)),
+        ("x.softmax(1)", lambda x: x.softmax(1)),
+        ("x.clone()", lambda x: x.clone()),
+        ("x.to(torch.float64)", lambda x: x.to(torch.float64)),
+        ("x.t().contiguous()", lambda x: x.t().contiguous()),
+        ("x.t().reshape(4)", lambda x: x.t().reshape(4)),
+        ("x.flip(0)", lambda x: x.flip(0)),
+        ("x.roll(1)", lambda x: x.roll(1)),
+        ("x.repeat(2, 1)", lambda x: x.repeat(2, 1)),
+        ("x[[1, 0]]", lambda x: x[[1, 0]]),
+        ("x.index_select(0, i)", lambda x: x.index_select(0, _index(x))),
+        ("x.masked_fill(x > 1, 0)", lambda x: x.masked_fill(x > 1, 0.0)),
+        ("torch.where(x > 1, x, x * 2)", lambda x: torch.where(x > 1, x, x * 2)),
+        ("torch.cat([x, x])", lambda x: torch.cat([x, x])),
+        ("torch.stack([x, x])", lambda x: torch.stack([x, x])),
+        ("x @ x", lambda x: x @ x),
+    ),
+)
+
+BINARY_OPS = Population(
+    "BINARY_OPS",
+    "Differentiable operations of two float tensors `a` and `c` of shape (2,).",
+    (
+        ("a * c", lambda a, c: a * c),
+        ("c * a", lambda a, c: c * a),
+        ("a + c", lambda a, c: a + c),
+        ("a - c", lambda a, c: a - c),
+        ("a / c", lambda a, c: a / c),
+        ("torch.add(a, c)", lambda a, c: torch.add(a, c)),
+        ("torch.maximum(a, c)", lambda a, c: torch.maximum(a, c)),
+        ("torch.atan2(a, c)", lambda a, c: torch.atan2(a, c)),
+        ("a.pow(c)", lambda a, c: a.pow(c)),
+        ("torch.lerp(a, c, 0.5)", lambda a, c: torch.lerp(a, c, 0.5)),
+        ("torch.dot(a, c)", lambda a, c: torch.dot(a, c)),
+        ("torch.stack([a, c])", lambda a, c: torch.stack([a, c])),
+        ("torch.cat([a, c])", lambda a, c: torch.cat([a, c])),
+        ("torch.where(a > c, a, c)", lambda a, c: torch.where(a > c, a, c)),
+    ),
+)
+
+NON_DIFFERENTIABLE_RESULTS = Population(
+    "NON_DIFFERENTIABLE_RESULTS",
+    "Operations whose result never requires grad, applied to a float tensor `x` of shape (2,): results "
+    "of an integer or bool dtype, `detach()`, and new tensors that take only the shape, dtype and device "
+    "of `x`. (`x.nonzero()` is not a member: meta tensors cannot run it.)",
+    (
+        ("x.argmax()", lambda x: x.argmax()),
+        ("x.argmin()", lambda x: x.argmin()),
+        ("x.argsort()", lambda x: x.argsort()),
+        ("x.max(0).indices", lambda x: x.max(0).indices),
+        ("x.topk(1).indices", lambda x: x.topk(1).indices),
+        ("x.sort().indices", lambda x: x.sort().indices),
+        ("x > 1", lambda x: x > 1),
+        ("x == x", lambda x: x == x),
+        ("torch.eq(x, 1)", lambda x: torch.eq(x, 1)),
+        ("x.isnan()", lambda x: x.isnan()),
+        ("x.long()", lambda x: x.long()),
+        ("x.int()", lambda x: x.int()),
+        ("x.bool()", lambda x: x.bool()),
+        ("x.to(torch.int32)", lambda x: x.to(torch.int32)),
+        ("x.detach()", lambda x: x.detach()),
+        ("torch.zeros_like(x)", lambda x: torch.zeros_like(x)),
+        ("torch.ones_like(x)", lambda x: torch.ones_like(x)),
+        ("torch.empty_like(x)", lambda x: torch.empty_like(x)),
+        ("torch.full_like(x, 7)", lambda x: torch.full_like(x, 7.0)),
+        ("torch.rand_like(x)", lambda x: torch.rand_like(x)),
+        ("x.new_zeros(2)", lambda x: x.new_zeros(2)),
+        ("x.new_ones(2)", lambda x: x.new_ones(2)),
+        ("x.new_empty(2)", lambda x: x.new_empty(2)),
+        ("x.new_full((2,), 7)", lambda x: x.new_full((2,), 7.0)),
+    ),
+)
+
+SAVES_INPUT = Population(
+    "SAVES_INPUT",
+    "Operations that save their input `x` (a float tensor of shape (2,), values in [1, 2]) for backward, "
+    "and not their result (`tools/autograd/derivatives.yaml`: the formula for `self` uses `self`).",
+    (
+        ("x * x", lambda x: x * x),
+        ("torch.mul(x, x)", lambda x: torch.mul(x, x)),
+        ("x.sin()", lambda x: x.sin()),
+        ("x.cos()", lambda x: x.cos()),
+        ("x.log()", lambda x: x.log()),
+        ("x.pow(2)", lambda x: x.pow(2)),
+        ("x.atan()", lambda x: x.atan()),
+        ("x.log1p()", lambda x: x.log1p()),
+        ("x.erf()", lambda x: x.erf()),
+        ("x.abs()", lambda x: x.abs()),
+        ("x.clamp(0, 1.5)", lambda x: x.clamp(0, 1.5)),
+        ("torch.dot(x, x)", lambda x: torch.dot(x, x)),
+    ),
+)
+
+SAVES_OUTPUT = Population(
+    "SAVES_OUTPUT",
+    "Operations that save their result for backward, and not their input `x` (a float tensor of shape (2,), "
+    "values in [1, 2]; `tools/autograd/derivatives.yaml`: the formula uses `result`).",
+    (
+        ("x.exp()", lambda x: x.exp()),
+        ("x.exp2()", lambda x: x.exp2()),
+        ("x.expm1()", lambda x: x.expm1()),
+        ("x.sigmoid()", lambda x: x.sigmoid()),
+        ("x.tanh()", lambda x: x.tanh()),
+        ("x.relu()", lambda x: x.relu()),
+        ("x.sqrt()", lambda x: x.sqrt()),
+        ("x.rsqrt()", lambda x: x.rsqrt()),
+        ("x.reciprocal()", lambda x: x.reciprocal()),
+        ("x.softmax(0)", lambda x: x.softmax(0)),
+        ("x.log_softmax(0)", lambda x: x.log_softmax(0)),
+    ),
+)
+
+INPLACE_SPELLINGS = Population(
+    "INPLACE_SPELLINGS",
+    "In-place updates of a float tensor `t` of shape (2,): methods with a trailing underscore, augmented "
+    "assignments, assignments through an index, and a function called with `out=t`; `v` is a tensor of the "
+    "same shape that does not require grad. Not members: `resize_`/`resize_as_`, `set_`, `apply_`/`map_`, "
+    "in-place view operations such as `t_()`, and writes through `t.data`.",
+    (
+        ("t.add_(1)", lambda t: t.add_(1)),
+        ("t.add_(0)", lambda t: t.add_(0)),
+        ("t.sub_(1)", lambda t: t.sub_(1)),
+        ("t.mul_(2)", lambda t: t.mul_(2)),
+        ("t.div_(2)", lambda t: t.div_(2)),
+        ("t += 1", lambda t: _iop(t, "+=", 1)),
+        ("t -= 1", lambda t: _iop(t, "-=", 1)),
+        ("t *= 2", lambda t: _iop(t, "*=", 2)),
+        ("t /= 2", lambda t: _iop(t, "/=", 2)),
+        ("t.zero_()", lambda t: t.zero_()),
+        ("t.fill_(7)", lambda t: t.fill_(7.0)),
+        ("t.clamp_(0, 1)", lambda t: t.clamp_(0, 1)),
+        ("t.neg_()", lambda t: t.neg_()),
+        ("t.exp_()", lambda t: t.exp_()),
+        ("t.pow_(2)", lambda t: t.pow_(2)),
+        ("t.addcmul_(v, v)", lambda t: t.addcmul_(_v(t), _v(t))),
+        ("t.lerp_(v, 0.5)", lambda t: t.lerp_(_v(t), 0.5)),
+        ("t.masked_fill_(m, 0)", lambda t: t.masked_fill_(_mask(t), 0.0)),
+        ("t.index_fill_(0, i, 0)", lambda t: t.index_fill_(0, _index(t), 0.0)),
+        ("t.copy_(v)", lambda t: t.copy_(_v(t))),
+        ("t[0] = 5", lambda t: _setitem(t, 0, 5.0)),
+        ("t[:] = v", lambda t: _setitem(t, slice(None), _v(t))),
+        ("t[[0]] = 5", lambda t: _setitem(t, [0], 5.0)),
+        ("t[m] = 5", lambda t: _setitem(t, _mask(t), 5.0)),
+        ("torch.add(t, 1, out=t)", lambda t: torch.add(t, 1, out=t)),
+        ("torch.mul(t, 2, out=t)", lambda t: torch.mul(t, 2, out=t)),
+    ),
+)
+
+INPLACE_RECORDED = INPLACE_SPELLINGS.without(
+    "torch.add(t, 1, out=t)",
+    "torch.mul(t, 2, out=t)",
+    name="INPLACE_RECORDED",
+    description="The members of INPLACE_SPELLINGS that autograd records on a non-leaf that requires grad "
+    "(all but the `out=` spellings, which it refuses there).",
+)
+
+COPY_SPELLINGS = Population(
+    "COPY_SPELLINGS",
+    "The members of INPLACE_RECORDED whose autograd node is one of the hand-written nodes `CopyBackwards` "
+    "and `CopySlices` rather than a generated `...BackwardN` node.",
+    tuple(m for m in INPLACE_SPELLINGS.members if m[0] in ("t.copy_(v)", "t[0] = 5", "t[:] = v")),
+)
+
+ALL = {
+    p.name: p
+    for p in (
+        VIEW_OPS,
+        NON_VIEW_OPS,
+        BINARY_OPS,
+        NON_DIFFERENTIABLE_RESULTS,
+        SAVES_INPUT,
+        SAVES_OUTPUT,
+        INPLACE_SPELLINGS,
+        INPLACE_RECORDED,
+        COPY_SPELLINGS,
+    )
+}
