@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from clauses import ClauseIndexDirective
+from clauses import table
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
@@ -11,20 +11,12 @@ from tests.bad_input import all_cases
 
 class BadInputTableDirective(SphinxDirective):
     def run(self):
-        table = nodes.table(classes=["bad-input"])
-        group = nodes.tgroup(cols=4)
-        table += group
-        for width in (24, 34, 36, 6):
-            group += nodes.colspec(colwidth=width)
-        head, body = nodes.thead(), nodes.tbody()
-        group += head
-        group += body
-        head += ClauseIndexDirective._row(["What you do", "Command", "What you see (one line)", "Exit"])
-        for case in all_cases():
-            body += ClauseIndexDirective._row(
-                [case.what, nodes.literal(case.shown, case.shown), nodes.literal(case.says, case.says), str(case.exit)]
-            )
-        return [table]
+        rows = [
+            [case.what, nodes.literal(case.shown, case.shown), nodes.literal(case.says, case.says), str(case.exit)]
+            for case in all_cases()
+        ]
+        header = ["What you do", "Command", "What you see (one line)", "Exit"]
+        return [table(["bad-input"], (24, 34, 36, 6), header, rows)]
 
 
 def setup(app):

@@ -100,36 +100,44 @@ class ExampleDirective(SphinxDirective):
         return [block, caption]
 
 
+def table_row(cells, strong=False) -> nodes.row:
+    """One row of a generated table; a cell is text or a node."""
+    row = nodes.row()
+    for cell in cells:
+        para = nodes.paragraph()
+        if isinstance(cell, nodes.Node):
+            para += cell
+        else:
+            para += nodes.strong(cell, cell) if strong else nodes.Text(cell)
+        entry = nodes.entry()
+        entry += para
+        row += entry
+    return row
+
+
+def table(classes: list[str], widths, header, rows) -> nodes.table:
+    """A generated table (every table this extension and its siblings render): header row, then rows."""
+    node = nodes.table(classes=classes)
+    group = nodes.tgroup(cols=len(widths))
+    node += group
+    for width in widths:
+        group += nodes.colspec(colwidth=width)
+    head, body = nodes.thead(), nodes.tbody()
+    group += head
+    group += body
+    head += table_row(header)
+    for row in rows:
+        body += row if isinstance(row, nodes.row) else table_row(row)
+    return node
+
+
 class ClauseIndexDirective(SphinxDirective):
     """A table of every clause of every page, generated from the registry."""
 
     def run(self):
-        table = nodes.table(classes=["clause-index"])
-        group = nodes.tgroup(cols=4)
-        table += group
-        for width in (12, 14, 14, 60):
-            group += nodes.colspec(colwidth=width)
-        head = nodes.thead()
-        group += head
-        body = nodes.tbody()
-        group += body
-        head += self._row(["Clause", "Level", "Versions", "Statement"])
         clauses = sorted(reg.default().clauses.values(), key=lambda c: (c.page, _number(c.id)))
-        for c in clauses:
-            statement = " ".join(c.text.split())
-            body += self._row([_clause_link(c.id), c.level, c.range_text(), statement[:200]])
-        return [table]
-
-    @staticmethod
-    def _row(cells):
-        row = nodes.row()
-        for cell in cells:
-            entry = nodes.entry()
-            para = nodes.paragraph()
-            para += cell if isinstance(cell, nodes.Node) else nodes.Text(cell)
-            entry += para
-            row += entry
-        return row
+        rows = [[_clause_link(c.id), c.level, c.range_text(), " ".join(c.text.split())[:200]] for c in clauses]
+        return [table(["clause-index"], (12, 14, 14, 60), ["Clause", "Level", "Versions", "Statement"], rows)]
 
 
 SYMBOLS = {"pass": "✓", "fail": "✗ fail", "not-applicable": "n/a", "not-run": "·"}
@@ -147,15 +155,7 @@ class MatrixDirective(SphinxDirective):
         for device in [d for d in status.KNOWN if any(dv == d for _, dv in recorded)]:
             section = nodes.section(ids=[f"matrix-{device}"], names=[f"matrix-{device}"])
             section += nodes.title("", f"Device: {device}")
-            table = nodes.table(classes=["conformance-matrix"])
-            group = nodes.tgroup(cols=len(versions) + 1)
-            table += group
-            for _ in range(len(versions) + 1):
-                group += nodes.colspec(colwidth=1)
-            head, body = nodes.thead(), nodes.tbody()
-            group += head
-            group += body
-            head += ClauseIndexDirective._row(["clause", *versions])
+            rows = []
             page = None
             for c in sorted(reg.default().clauses.values(), key=lambda c: (c.page, _number(c.id))):
                 if c.page != page:  # a row naming the page opens each group
@@ -169,13 +169,13 @@ class MatrixDirective(SphinxDirective):
                         refexplicit=True,
                         refwarn=True,
                     )
-                    body += ClauseIndexDirective._row([link, *[""] * len(versions)])
+                    rows.append([link, *[""] * len(versions)])
                 cells = []
                 for v in versions:
                     doc = recorded.get((v, device))
                     cells.append(SYMBOLS[doc["devices"][device][c.id]["outcome"]] if doc else "")
-                body += ClauseIndexDirective._row([_clause_link(c.id), *cells])
-            section += table
+                rows.append([_clause_link(c.id), *cells])
+            section += table(["conformance-matrix"], [1] * (len(versions) + 1), ["clause", *versions], rows)
             out.append(section)
         return out
 

@@ -14,6 +14,7 @@ of every verdict; this extension renders them there and shows them elsewhere:
 from __future__ import annotations
 
 import errata_source as src
+from clauses import table, table_row
 from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx import addnodes
@@ -164,21 +165,15 @@ class ErrataSummaryDirective(SphinxDirective):
         entries = _entries(self.env)
         _note_sources(self.env)
         keys = list(src.SOURCES)
-        table = nodes.table(classes=["errata-summary"])
-        group = nodes.tgroup(cols=len(keys) + 2)
-        table += group
-        for width in (30, *[20] * len(keys), 10):
-            group += nodes.colspec(colwidth=width)
-        head, body = nodes.thead(), nodes.tbody()
-        group += head
-        group += body
-        head += _row(["verdict", *[f"{s.language} ({s.path})" for s in src.SOURCES.values()], "total"])
+        header = ["verdict", *[f"{s.language} ({s.path})" for s in src.SOURCES.values()], "total"]
+        rows = []
         for verdict in src.VERDICTS:
             counts = [sum(e.verdict == verdict and e.id.startswith(k + "-") for e in entries.values()) for k in keys]
-            body += _row([verdict, *map(str, counts), str(sum(counts))])
+            rows.append([verdict, *map(str, counts), str(sum(counts))])
         totals = [sum(e.id.startswith(k + "-") for e in entries.values()) for k in keys]
-        body += _row(["total", *map(str, totals), str(len(entries))], strong=True)
-        out = [table]
+        rows.append(table_row(["total", *map(str, totals), str(len(entries))], strong=True))
+        summary = table(["errata-summary"], (30, *[20] * len(keys), 10), header, rows)
+        out = [summary]
         referring = src.referring_pages()
         for label, ids in (
             ("Entries split off another entry: ", [e.id for e in entries.values() if e.split_from]),
@@ -197,17 +192,6 @@ class ErrataSummaryDirective(SphinxDirective):
                 para += nodes.Text(".")
                 out.append(para)
         return out
-
-
-def _row(cells, strong=False):
-    row = nodes.row()
-    for cell in cells:
-        entry = nodes.entry()
-        para = nodes.paragraph()
-        para += nodes.strong(cell, cell) if strong else nodes.Text(cell)
-        entry += para
-        row += entry
-    return row
 
 
 def load_errata(app):
