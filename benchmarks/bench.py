@@ -35,7 +35,9 @@ def timed(cmd: list[str], repeat: int, env=None) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--python", default=sys.executable, help="interpreter that has torch and pytest")
+    parser.add_argument(
+        "--python", default=sys.executable, help="python with torch and pytest (docs: this script's python)"
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--nox", metavar="TORCH", help="also time a warm `nox -s conformance` for this torch")
     parser.add_argument("--window", action="store_true", help="also time one warm `nox -s conformance` (all releases)")
@@ -65,7 +67,7 @@ def main() -> int:
         rows.append(("nox -s conformance, whole window (warm)", timed(["nox", "-s", "conformance"], 1)))
     if not args.no_docs:
         out = Path(tempfile.mkdtemp())
-        sphinx = [py, "-m", "sphinx", "-W", "-q", "-E", "-b", "html", ".", str(out)]
+        sphinx = [sys.executable, "-m", "sphinx", "-W", "-q", "-E", "-b", "html", ".", str(out)]
         rows.append(("docs, clean build", timed(sphinx, 1)))
         shutil.rmtree(out)
 
