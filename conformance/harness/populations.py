@@ -370,3 +370,224 @@ ALL = {
         COPY_SPELLINGS,
     )
 }
+
+
+def _sub_inplace(p, lr):
+    """``p -= lr * p.grad`` as an expression (the augmented assignment updates ``p`` in place)."""
+    p -= lr * p.grad
+    return p
+
+
+LOADSD_MODULES = Population(
+    "LOADSD_MODULES",
+    "Modules whose parameters and buffers `load_state_dict` and `state_dict` are run on, each built on the "
+    "device of the run: `nn.Linear(2, 1)` (parameters `weight`, `bias`) and `nn.BatchNorm1d(2)` (parameters "
+    "`weight`, `bias`; buffers `running_mean`, `running_var`, `num_batches_tracked`).",
+    (
+        ("nn.Linear(2, 1)", lambda device: torch.nn.Linear(2, 1, device=device)),
+        ("nn.BatchNorm1d(2)", lambda device: torch.nn.BatchNorm1d(2, device=device)),
+    ),
+)
+
+PARAM_UPDATE_SPELLINGS = Population(
+    "PARAM_UPDATE_SPELLINGS",
+    "In-place update steps of a leaf `p` that requires grad and has a `.grad` (an `nn.Parameter` of a "
+    "module, or a plain leaf), with a learning rate `lr`; run with grad mode disabled.",
+    (
+        ("p.add_(p.grad, alpha=-lr)", lambda p, lr: p.add_(p.grad, alpha=-lr)),
+        ("p -= lr * p.grad", _sub_inplace),
+        ("p.sub_(lr * p.grad)", lambda p, lr: p.sub_(lr * p.grad)),
+        ("p.copy_(p - lr * p.grad)", lambda p, lr: p.copy_(p - lr * p.grad)),
+        ("p[:] = p - lr * p.grad", lambda p, lr: _setitem(p, slice(None), p - lr * p.grad)),
+    ),
+)
+
+PARAM_NON_PARAMETER_VALUES = Population(
+    "PARAM_NON_PARAMETER_VALUES",
+    "Values that are neither an `nn.Parameter` nor `None`, made from a parameter `w` of shape (1, 2) on its "
+    "device: plain tensors of five dtypes, one that requires grad, the result of an operation on `w`, "
+    "`w.detach()`, and a list.",
+    (
+        ("torch.zeros(1, 2)", lambda w: torch.zeros(1, 2, device=w.device)),
+        (
+            "torch.zeros(1, 2, dtype=torch.float64)",
+            lambda w: torch.zeros(1, 2, device=w.device, dtype=torch.float64),
+        ),
+        (
+            "torch.zeros(1, 2, dtype=torch.float16)",
+            lambda w: torch.zeros(1, 2, device=w.device, dtype=torch.float16),
+        ),
+        ("torch.zeros(1, 2, dtype=torch.int64)", lambda w: torch.zeros(1, 2, device=w.device, dtype=torch.int64)),
+        ("torch.zeros(1, 2, dtype=torch.bool)", lambda w: torch.zeros(1, 2, device=w.device, dtype=torch.bool)),
+        ("torch.zeros(1, 2, requires_grad=True)", lambda w: torch.zeros(1, 2, device=w.device, requires_grad=True)),
+        ("w * 2", lambda w: w * 2),
+        ("w.detach()", lambda w: w.detach()),
+        ("[[1.0, 2.0]]", lambda w: [[1.0, 2.0]]),
+    ),
+)
+
+ALL.update({p.name: p for p in (LOADSD_MODULES, PARAM_UPDATE_SPELLINGS, PARAM_NON_PARAMETER_VALUES)})
+
+
+def _ia_t(x, *values):
+    return torch.tensor(list(values), device=x.device)
+
+
+def _ia_mask(x):
+    return torch.tensor([True, False, True], device=x.device)
+
+
+def _ia_idx(x):
+    return torch.tensor([0, 2], device=x.device)
+
+
+INDEX_ASSIGNMENTS = Population(
+    "INDEX_ASSIGNMENTS",
+    "Indexed and sliced assignments to a float tensor `x` of shape (3,) holding [1, 2, 3]: `t` is a tensor "
+    "that does not require grad, of the shape of the part assigned to (values 7, 8, 9 for `x[:]`/`x[...]`, "
+    "8, 9 for `x[1:]`, 5, 6 for a mask or an index tensor), `mask` is [True, False, True] and `idx` is [0, 2].",
+    (
+        ("x[:] = t", lambda x: _setitem(x, slice(None), _ia_t(x, 7.0, 8.0, 9.0))),
+        ("x[...] = t", lambda x: _setitem(x, Ellipsis, _ia_t(x, 7.0, 8.0, 9.0))),
+        ("x[0] = 5.0", lambda x: _setitem(x, 0, 5.0)),
+        ("x[1:] = t", lambda x: _setitem(x, slice(1, None), _ia_t(x, 8.0, 9.0))),
+        ("x[mask] = 5.0", lambda x: _setitem(x, _ia_mask(x), 5.0)),
+        ("x[mask] = t", lambda x: _setitem(x, _ia_mask(x), _ia_t(x, 5.0, 6.0))),
+        ("x[idx] = 5.0", lambda x: _setitem(x, _ia_idx(x), 5.0)),
+        ("x[idx] = t", lambda x: _setitem(x, _ia_idx(x), _ia_t(x, 5.0, 6.0))),
+    ),
+)
+
+OUT_OF_PLACE_SPELLINGS = Population(
+    "OUT_OF_PLACE_SPELLINGS",
+    "Out-of-place arithmetic `y = op(x)` of a float tensor `x` of shape (2,) with a number, or with a tensor "
+    "`t` of the same shape (holding 2) that does not require grad.",
+    (
+        ("x + 2", lambda x: x + 2),
+        ("x + 2.0", lambda x: x + 2.0),
+        ("2 + x", lambda x: 2 + x),
+        ("x.add(2)", lambda x: x.add(2)),
+        ("torch.add(x, 2)", lambda x: torch.add(x, 2)),
+        ("x + t", lambda x: x + torch.full((2,), 2.0, device=x.device)),
+        ("x - 2", lambda x: x - 2),
+        ("x * 2", lambda x: x * 2),
+        ("x / 2", lambda x: x / 2),
+    ),
+)
+
+ALL.update({p.name: p for p in (INDEX_ASSIGNMENTS, OUT_OF_PLACE_SPELLINGS)})
+
+
+def _full7(v):
+    """The tensor operand `t` of a view update: 7, 8, 9, ... in the shape of `v`, not requiring grad."""
+    return torch.arange(7.0, 7.0 + v.numel(), device=v.device).reshape(v.shape)
+
+
+def _viadd(v):
+    v += 1
+    return v
+
+
+def _vimul(v):
+    v *= 2
+    return v
+
+
+VIEW_UPDATES = Population(
+    "VIEW_UPDATES",
+    "In-place updates of a view `v` (of any shape with at least one dimension): methods with a trailing "
+    "underscore, augmented assignments and assignments through an index; `t` holds 7, 8, 9, ... in the shape "
+    "of `v` and does not require grad.",
+    (
+        ("v.add_(1)", lambda v: v.add_(1)),
+        ("v += 1", _viadd),
+        ("v.mul_(2)", lambda v: v.mul_(2)),
+        ("v *= 2", _vimul),
+        ("v.copy_(t)", lambda v: v.copy_(_full7(v))),
+        ("v.zero_()", lambda v: v.zero_()),
+        ("v.fill_(7)", lambda v: v.fill_(7.0)),
+        ("v[0] = 7", lambda v: _setitem(v, 0, 7.0)),
+        ("v[...] = t", lambda v: _setitem(v, Ellipsis, _full7(v))),
+    ),
+)
+
+_MULTI_OUTPUT_VIEWS = ("x.split(1)[0]", "x.split([1, 1])[0]", "x.chunk(2)[0]", "x.unbind()[0]")
+
+SINGLE_OUTPUT_VIEW_OPS = VIEW_OPS.without(
+    *_MULTI_OUTPUT_VIEWS,
+    name="SINGLE_OUTPUT_VIEW_OPS",
+    description="The members of VIEW_OPS whose view is not an output of a function that returns several "
+    "views (all but the outputs of split, chunk and unbind; `x.tensor_split(2)[0]` is a member).",
+)
+
+WRITABLE_VIEW_OPS = VIEW_OPS.without(
+    "x.expand(3, 2, 2)",
+    name="WRITABLE_VIEW_OPS",
+    description="The members of VIEW_OPS whose elements are distinct memory locations (all but "
+    "`x.expand(3, 2, 2)`, an in-place update of which is refused as writing one location several times).",
+)
+
+WRITABLE_SINGLE_OUTPUT_VIEW_OPS = SINGLE_OUTPUT_VIEW_OPS.without(
+    "x.expand(3, 2, 2)",
+    name="WRITABLE_SINGLE_OUTPUT_VIEW_OPS",
+    description="The members of both SINGLE_OUTPUT_VIEW_OPS and WRITABLE_VIEW_OPS.",
+)
+
+ALL.update(
+    {p.name: p for p in (VIEW_UPDATES, SINGLE_OUTPUT_VIEW_OPS, WRITABLE_VIEW_OPS, WRITABLE_SINGLE_OUTPUT_VIEW_OPS)}
+)
+
+REBIND_TARGETS = Population(
+    "REBIND_TARGETS",
+    "What a name `x` that refers to a leaf `x` of shape (2,) that requires grad is rebound to (`x = ...`): "
+    "fresh tensors (`v` is [3, 4]), results of differentiable operations of `x`, views of `x`, tensors that "
+    "share its storage without being views, and results that do not require grad.",
+    (
+        ("torch.tensor(v)", lambda x: torch.tensor([3.0, 4.0], device=x.device)),
+        (
+            "torch.tensor(v, requires_grad=True)",
+            lambda x: torch.tensor([3.0, 4.0], device=x.device, requires_grad=True),
+        ),
+        ("x + 1", lambda x: x + 1),
+        ("x * 2", lambda x: x * 2),
+        ("x.sin()", lambda x: x.sin()),
+        ("x.detach()", lambda x: x.detach()),
+        ("x.data", lambda x: x.data),
+        ("x.clone()", lambda x: x.clone()),
+        ("x[:]", lambda x: x[:]),
+        ("x.view(2)", lambda x: x.view(2)),
+        ("x.argmax()", lambda x: x.argmax()),
+        ("x.new_zeros(2)", lambda x: x.new_zeros(2)),
+    ),
+)
+
+ALL.update({REBIND_TARGETS.name: REBIND_TARGETS})
+
+FACTORIES = Population(
+    "FACTORIES",
+    "Factory functions, called as `f(device, x, **kwargs)` with the keyword arguments of the clause "
+    "(`requires_grad=True` ...): `torch` functions that create a tensor on `device`, and the `*_like` "
+    "functions and `Tensor.new_*` methods of a prototype `x` (a float leaf of shape (2,) that requires grad).",
+    (
+        ("torch.randn(5)", lambda d, x, **k: torch.randn(5, device=d, **k)),
+        ("torch.rand(5)", lambda d, x, **k: torch.rand(5, device=d, **k)),
+        ("torch.tensor([1.0, 2.0])", lambda d, x, **k: torch.tensor([1.0, 2.0], device=d, **k)),
+        ("torch.zeros(5)", lambda d, x, **k: torch.zeros(5, device=d, **k)),
+        ("torch.ones(5)", lambda d, x, **k: torch.ones(5, device=d, **k)),
+        ("torch.empty(5)", lambda d, x, **k: torch.empty(5, device=d, **k)),
+        ("torch.full((5,), 2.0)", lambda d, x, **k: torch.full((5,), 2.0, device=d, **k)),
+        ("torch.arange(5.0)", lambda d, x, **k: torch.arange(5.0, device=d, **k)),
+        ("torch.zeros_like(x)", lambda d, x, **k: torch.zeros_like(x, **k)),
+        ("torch.ones_like(x)", lambda d, x, **k: torch.ones_like(x, **k)),
+        ("torch.empty_like(x)", lambda d, x, **k: torch.empty_like(x, **k)),
+        ("torch.randn_like(x)", lambda d, x, **k: torch.randn_like(x, **k)),
+        ("torch.full_like(x, 3.0)", lambda d, x, **k: torch.full_like(x, 3.0, **k)),
+        ("x.new_zeros(3)", lambda d, x, **k: x.new_zeros(3, **k)),
+        ("x.new_ones(3)", lambda d, x, **k: x.new_ones(3, **k)),
+        ("x.new_empty(3)", lambda d, x, **k: x.new_empty(3, **k)),
+        ("x.new_full((3,), 1.0)", lambda d, x, **k: x.new_full((3,), 1.0, **k)),
+        ("x.new_tensor([1.0, 2.0])", lambda d, x, **k: x.new_tensor([1.0, 2.0], **k)),
+    ),
+)
+
+ALL.update({FACTORIES.name: FACTORIES})

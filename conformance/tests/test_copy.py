@@ -20,8 +20,9 @@ SOURCES = {
 
 
 # > COPY-1: `x.copy_(src)` on a leaf `x` that requires grad, with grad mode on, raises RuntimeError whose
-# > message contains "a leaf Variable that requires grad is being used in an in-place operation.", whatever
-# > `src` is; `x._version` stays 0.
+# > message contains "a leaf Variable that requires grad is being used in an in-place operation.", for each
+# > of these `src`: a plain float tensor, one that requires grad, an int64 tensor, a float64 tensor, a
+# > 0-dimensional tensor; `x._version` stays 0.
 @pytest.mark.clause("COPY-1")
 @pytest.mark.parametrize("source", list(SOURCES))
 def test_copy_into_leaf_requiring_grad_raises(device, source):
@@ -40,9 +41,9 @@ def test_failed_copy_keeps_values(device):
     assert_values(x, [1.0, 2.0], "x after the failed copy_")
 
 
-# > COPY-3: Inside `torch.no_grad()` the same `x.copy_(src)` is allowed: it returns `x` itself, bumps
-# > `x._version` by 1, and `x` stays a leaf that requires grad with no `grad_fn`, keeping its own storage
-# > and dtype.
+# > COPY-3: Inside `torch.no_grad()` the same `x.copy_(src)` (each `src` of COPY-1) is allowed: it returns `x`
+# > itself, bumps `x._version` by 1, and `x` stays a leaf that requires grad with no `grad_fn`, keeping its own
+# > storage and dtype.
 @pytest.mark.clause("COPY-3")
 @pytest.mark.parametrize("source", list(SOURCES))
 def test_copy_into_leaf_under_no_grad(device, source):

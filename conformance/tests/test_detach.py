@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from conformance.harness.checks import NO_GRAD_FN, SAVED_MODIFIED, assert_values, leaf, raises, same_storage
+from conformance.harness.populations import INPLACE_SPELLINGS
 
 
 def source(device, kind):
@@ -57,60 +58,51 @@ def test_detach_shares_version_counter(device, kind):
     assert (d._version, x._version) == (start + 2, start + 2)
 
 
-def _new(device):
-    return torch.tensor([5.0, 6.0], device=device)
-
-
-WRITES = {
-    "d[:] = v": lambda d: d.__setitem__(slice(None), _new(d.device)),
-    "d[0] = 5": lambda d: d.__setitem__(0, 5.0),
-    "d.add_(1)": lambda d: d.add_(1),
-    "d += 1": None,  # augmented assignment needs a statement; see _write
-    "torch.add(d, 1, out=d)": lambda d: torch.add(d, 1, out=d),
-    "d.copy_(v)": lambda d: d.copy_(_new(d.device)),
-    "d.zero_()": lambda d: d.zero_(),
-    "d.fill_(7)": lambda d: d.fill_(7.0),
-}
+# Member of INPLACE_SPELLINGS -> values of `x = [1, 2]` after it is applied to `t = x.detach()`, for the members the
+# page names (`v` is [0.5, 0.5]). Every other member: the values of the update on a normal tensor.
 EXPECTED = {
-    "d[:] = v": [5.0, 6.0],
-    "d[0] = 5": [5.0, 2.0],
-    "d.add_(1)": [2.0, 3.0],
-    "d += 1": [2.0, 3.0],
-    "torch.add(d, 1, out=d)": [2.0, 3.0],
-    "d.copy_(v)": [5.0, 6.0],
-    "d.zero_()": [0.0, 0.0],
-    "d.fill_(7)": [7.0, 7.0],
+    "t[:] = v": [0.5, 0.5],
+    "t[0] = 5": [5.0, 2.0],
+    "t.add_(1)": [2.0, 3.0],
+    "t += 1": [2.0, 3.0],
+    "torch.add(t, 1, out=t)": [2.0, 3.0],
+    "t.copy_(v)": [0.5, 0.5],
+    "t.zero_()": [0.0, 0.0],
+    "t.fill_(7)": [7.0, 7.0],
 }
+MEMBER_ID = {fn: mid for mid, fn in INPLACE_SPELLINGS.members}
 
 
-def _write(x, spelling):
+def _write(x, update):
     """Write through a fresh `x.detach()`, outside any no_grad block."""
-    d = x.detach()
-    if spelling == "d += 1":
-        d += 1
-    else:
-        WRITES[spelling](d)
+    update(x.detach())
 
 
-# > DETACH-4: Every in-place write through `x.detach()` of a leaf `x` that requires grad raises no error,
+# > DETACH-4: Every in-place write through `x.detach()` of a leaf `x` that requires grad (every spelling of
+# > INPLACE_SPELLINGS, applied to `t = x.detach()`) raises no error,
 # > also outside `torch.no_grad()`; afterwards `x` is still a leaf that requires grad and has no
 # > `grad_fn`, and `x._version` has grown by one.
 @pytest.mark.clause("DETACH-4")
-@pytest.mark.parametrize("spelling", list(WRITES))
-def test_write_through_detach_is_allowed(device, spelling):
+@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
+def test_write_through_detach_is_allowed(device, update):
     x = leaf(device)
-    _write(x, spelling)
+    _write(x, update)
     assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 1)
 
 
 # > DETACH-5: The values written through `x.detach()`, by any of the spellings of DETACH-4, are the values
 # > of `x` afterwards.
 @pytest.mark.clause("DETACH-5")
-@pytest.mark.parametrize("spelling", list(WRITES))
-def test_write_through_detach_changes_values(device, spelling):
+@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
+def test_write_through_detach_changes_values(device, update):
     x = leaf(device)
-    _write(x, spelling)
-    assert_values(x, EXPECTED[spelling], f"x after {spelling}")
+    _write(x, update)
+    mid = MEMBER_ID[update]
+    if mid in EXPECTED:
+        assert_values(x, EXPECTED[mid], f"x after {mid}")
+    plain = torch.tensor([1.0, 2.0])
+    update(plain)
+    assert_values(x, plain.tolist(), f"x after {mid} (as on a normal tensor)")
 
 
 # > DETACH-6: When a graph has saved `x` for backward (a leaf, or a non-leaf result of an operation) and
@@ -119,24 +111,25 @@ def test_write_through_detach_changes_values(device, spelling):
 # > computation has been modified by an inplace operation" and "is at version 1; expected version 0 instead".
 @pytest.mark.clause("DETACH-6")
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
-@pytest.mark.parametrize("spelling", list(WRITES))
-def test_write_through_detach_to_saved_tensor_raises(device, kind, spelling):
+@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
+def test_write_through_detach_to_saved_tensor_raises(device, kind, update):
     x = source(device, kind)
     y = (x * x).sum()  # MulBackward0 saves x
-    _write(x, spelling)
+    _write(x, update)
     with raises(RuntimeError, SAVED_MODIFIED) as info:
         y.backward()
     assert "is at version 1; expected version 0 instead" in str(info.value)
 
 
-# > DETACH-7: When no graph has saved `x` (for example `y = (x + 1).sum()`), a write through `x.detach()`
+# > DETACH-7: When no graph has saved `x` (for example `y = (x + 1).sum()`), a write through `x.detach()` (any
+# > spelling of DETACH-4)
 # > does not make `backward()` raise, and the gradient is that of the recorded operations.
 @pytest.mark.clause("DETACH-7")
-@pytest.mark.parametrize("spelling", list(WRITES))
-def test_write_through_detach_to_unsaved_tensor_is_fine(device, spelling):
+@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
+def test_write_through_detach_to_unsaved_tensor_is_fine(device, update):
     x = leaf(device)
     y = (x + 1).sum()  # AddBackward0 and SumBackward0 save no tensor
-    _write(x, spelling)
+    _write(x, update)
     y.backward()
     assert_values(x.grad, [1.0, 1.0], "x.grad of (x + 1).sum()")
 

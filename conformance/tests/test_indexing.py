@@ -5,6 +5,7 @@ import torch
 
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, raises, same_storage
 from conformance.harness.checks import leaf as make_leaf
+from conformance.harness.populations import INDEX_ASSIGNMENTS
 
 LEAF = "leaf Variable that requires grad is being used in an in-place operation."
 LEAF_ERROR = "a " + LEAF
@@ -28,62 +29,34 @@ def idx(x):
     return torch.tensor([0, 2], device=x.device)
 
 
-def _full(x):
-    x[:] = t(x, 7.0, 8.0, 9.0)
-
-
-def _ellipsis(x):
-    x[...] = t(x, 7.0, 8.0, 9.0)
-
-
-def _int(x):
-    x[0] = 5.0
-
-
-def _slice(x):
-    x[1:] = t(x, 8.0, 9.0)
-
-
-def _mask_number(x):
-    x[mask(x)] = 5.0
-
-
-def _mask_tensor(x):
-    x[mask(x)] = t(x, 5.0, 6.0)
-
-
-def _idx_number(x):
-    x[idx(x)] = 5.0
-
-
-def _idx_tensor(x):
-    x[idx(x)] = t(x, 5.0, 6.0)
-
-
-# spelling -> (assignment, values of [1, 2, 3] afterwards, gradient of (x * W).sum() w.r.t. a for x = a * 2)
-SETS = {
-    "x[:] = t": (_full, [7.0, 8.0, 9.0], [0.0, 0.0, 0.0]),
-    "x[...] = t": (_ellipsis, [7.0, 8.0, 9.0], [0.0, 0.0, 0.0]),
-    "x[0] = 5.0": (_int, [5.0, 2.0, 3.0], [0.0, 20.0, 200.0]),
-    "x[1:] = t": (_slice, [1.0, 8.0, 9.0], [2.0, 0.0, 0.0]),
-    "x[mask] = 5.0": (_mask_number, [5.0, 2.0, 5.0], [0.0, 20.0, 0.0]),
-    "x[mask] = t": (_mask_tensor, [5.0, 2.0, 6.0], [0.0, 20.0, 0.0]),
-    "x[idx] = 5.0": (_idx_number, [5.0, 2.0, 5.0], [0.0, 20.0, 0.0]),
-    "x[idx] = t": (_idx_tensor, [5.0, 2.0, 6.0], [0.0, 20.0, 0.0]),
+# The spellings of INDEX-1 are the population INDEX_ASSIGNMENTS; per spelling: values of x afterwards, and
+# the gradient of (x * W).sum() for x = a * 2 with respect to a.
+EFFECTS = {
+    "x[:] = t": ([7.0, 8.0, 9.0], [0.0, 0.0, 0.0]),
+    "x[...] = t": ([7.0, 8.0, 9.0], [0.0, 0.0, 0.0]),
+    "x[0] = 5.0": ([5.0, 2.0, 3.0], [0.0, 20.0, 200.0]),
+    "x[1:] = t": ([1.0, 8.0, 9.0], [2.0, 0.0, 0.0]),
+    "x[mask] = 5.0": ([5.0, 2.0, 5.0], [0.0, 20.0, 0.0]),
+    "x[mask] = t": ([5.0, 2.0, 6.0], [0.0, 20.0, 0.0]),
+    "x[idx] = 5.0": ([5.0, 2.0, 5.0], [0.0, 20.0, 0.0]),
+    "x[idx] = t": ([5.0, 2.0, 6.0], [0.0, 20.0, 0.0]),
 }
+assert list(EFFECTS) == INDEX_ASSIGNMENTS.ids()
+SETS = {mid: (fn, *EFFECTS[mid]) for mid, fn in INDEX_ASSIGNMENTS.members}
+SPELLING = {fn: mid for mid, fn in INDEX_ASSIGNMENTS.members}
 VIEW_SPELLINGS = ["x[0] = 5.0", "x[1:] = t"]
 NON_VIEW_SPELLINGS = ["x[...] = t", "x[mask] = 5.0", "x[mask] = t", "x[idx] = 5.0", "x[idx] = t"]
 
 
-# > INDEX-1: With grad mode enabled, an indexed or sliced assignment to a leaf that requires grad raises
-# > RuntimeError whose message contains "leaf Variable that requires grad is being used in an in-place
-# > operation.", whatever the index and whether or not the assigned value requires grad.
+# > INDEX-1: With grad mode enabled, an indexed or sliced assignment to a leaf that requires grad (each member of
+# > the population INDEX_ASSIGNMENTS) raises RuntimeError whose message contains "leaf Variable that requires
+# > grad is being used in an in-place operation.", whether or not the assigned value requires grad.
 @pytest.mark.clause("INDEX-1")
-@pytest.mark.parametrize("spelling", list(SETS))
+@pytest.mark.parametrize("spelling", INDEX_ASSIGNMENTS.params())
 def test_assignment_to_leaf_requiring_grad_raises(device, spelling):
     x = leaf(device)
     with raises(RuntimeError, LEAF):
-        SETS[spelling][0](x)
+        spelling(x)
 
 
 @pytest.mark.clause("INDEX-1")
@@ -161,14 +134,14 @@ def test_refused_assignment_changes_no_values(device, spelling):
     assert_values(x, [1.0, 2.0, 3.0], f"x after refused {spelling}")
 
 
-# > INDEX-8: Inside `torch.no_grad()` every such assignment to a leaf that requires grad is accepted: `x` stays a
-# > leaf that requires grad, with no `grad_fn`, and `x._version` goes up by 1.
+# > INDEX-8: Inside `torch.no_grad()` every member of INDEX_ASSIGNMENTS is accepted on a leaf that requires grad:
+# > `x` stays a leaf that requires grad, with no `grad_fn`, and `x._version` goes up by 1.
 @pytest.mark.clause("INDEX-8")
-@pytest.mark.parametrize("spelling", list(SETS))
+@pytest.mark.parametrize("spelling", INDEX_ASSIGNMENTS.params())
 def test_assignment_to_leaf_under_no_grad(device, spelling):
     x = leaf(device)
     with torch.no_grad():
-        SETS[spelling][0](x)
+        spelling(x)
     assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 1)
 
 
@@ -192,20 +165,20 @@ def test_assignment_values(device, spelling, kind):
 
 
 # > INDEX-10: On a tensor that does not require grad, with grad mode enabled and a value that does not require
-# > grad, every such assignment is accepted; the tensor stays a leaf that does not require grad, with no
-# > `grad_fn`; `_version` goes up by 1.
+# > grad, every member of INDEX_ASSIGNMENTS is accepted; the tensor stays a leaf that does not require grad, with
+# > no `grad_fn`; `_version` goes up by 1.
 @pytest.mark.clause("INDEX-10")
-@pytest.mark.parametrize("spelling", list(SETS))
+@pytest.mark.parametrize("spelling", INDEX_ASSIGNMENTS.params())
 def test_assignment_to_tensor_not_requiring_grad(device, spelling):
     x = torch.tensor([1.0, 2.0, 3.0], device=device)
-    SETS[spelling][0](x)
+    spelling(x)
     assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, False, None, 1)
 
 
-# > INDEX-11: On a non-leaf that requires grad, every such assignment is accepted with grad mode enabled; the
-# > tensor stays a non-leaf that requires grad and `_version` goes up by 1. Its `grad_fn` becomes `CopySlices`
-# > for `x[0] = v` and `x[1:] = t`, `CopyBackwards` for `x[...] = t`, and `IndexPutBackward0` for an advanced
-# > index with a tensor value (`x[mask] = t`, `x[idx] = t`).
+# > INDEX-11: On a non-leaf that requires grad, every member of INDEX_ASSIGNMENTS is accepted with grad mode
+# > enabled; the tensor stays a non-leaf that requires grad and `_version` goes up by 1. Its `grad_fn` becomes
+# > `CopySlices` for `x[0] = v` and `x[1:] = t`, `CopyBackwards` for `x[...] = t`, and `IndexPutBackward0` for an
+# > advanced index with a tensor value (`x[mask] = t`, `x[idx] = t`).
 GRAD_FN = {
     "x[0] = 5.0": "CopySlices",
     "x[1:] = t": "CopySlices",
@@ -226,11 +199,11 @@ def _non_leaf_after(device, spelling):
 
 
 @pytest.mark.clause("INDEX-11")
-@pytest.mark.parametrize("spelling", list(SETS))
+@pytest.mark.parametrize("spelling", INDEX_ASSIGNMENTS.params())
 def test_assignment_to_non_leaf_is_recorded(device, spelling):
-    name = _non_leaf_after(device, spelling)
-    if spelling in GRAD_FN:
-        assert name == GRAD_FN[spelling]
+    name = _non_leaf_after(device, SPELLING[spelling])
+    if SPELLING[spelling] in GRAD_FN:
+        assert name == GRAD_FN[SPELLING[spelling]]
 
 
 # > INDEX-12 (until 2.9): `x[:] = t` on a non-leaf gives `grad_fn` `CopySlices`.
@@ -337,22 +310,22 @@ def test_value_requiring_grad_into_plain_tensor_gradient(device, spelling):
     assert_values(v.grad, expected, f"v.grad through {spelling}")
 
 
-# > INDEX-20: An assignment bumps the version like any in-place operation, so assigning into a tensor that a
-# > graph saved for backward makes that `backward()` raise RuntimeError "one of the variables needed for
-# > gradient computation has been modified by an inplace operation".
+# > INDEX-20: An assignment (any member of INDEX_ASSIGNMENTS) bumps the version like any in-place operation, so
+# > assigning into a tensor that a graph saved for backward makes that `backward()` raise RuntimeError "one of the
+# > variables needed for gradient computation has been modified by an inplace operation".
 @pytest.mark.clause("INDEX-20")
-@pytest.mark.parametrize("spelling", list(SETS))
+@pytest.mark.parametrize("spelling", INDEX_ASSIGNMENTS.params())
 @pytest.mark.parametrize("kind", ["non-leaf", "leaf under no_grad"])
 def test_assignment_into_saved_tensor_breaks_backward(device, spelling, kind):
     if kind == "non-leaf":
         x = leaf(device).clone()
         loss = (x * x).sum()
-        SETS[spelling][0](x)
+        spelling(x)
     else:
         x = leaf(device)
         loss = (x * x).sum()
         with torch.no_grad():
-            SETS[spelling][0](x)
+            spelling(x)
     assert x._version == 1
     with raises(RuntimeError, SAVED_MODIFIED):
         loss.backward()

@@ -255,96 +255,98 @@ def test_gradient_through_op_with_inference_tensor(device, op):
     assert_values(x.grad, [1.0, 1.0], f"x.grad of ({op}).sum()")
 
 
-def _inplace(t, spelling, device):
-    if spelling == "t.add_(1)":
-        t.add_(1)
-    elif spelling == "t += 1":
-        t += 1
-    elif spelling == "t[0] = 5":
-        t[0] = 5.0
-    elif spelling == "t[:] = v":
-        t[:] = torch.tensor([5.0, 6.0], device=device)
-    elif spelling == "t.copy_(v)":
-        t.copy_(torch.tensor([5.0, 6.0], device=device))
-    elif spelling == "t.zero_()":
-        t.zero_()
-    elif spelling == "t.mul_(2)":
-        t.mul_(2)
-    elif spelling == "torch.add(t, 1, out=t)":
-        torch.add(t, 1, out=t)
-    else:
-        raise AssertionError(spelling)
-
-
-INPLACE = [
-    "t.add_(1)",
-    "t += 1",
-    "t[0] = 5",
-    "t[:] = v",
-    "t.copy_(v)",
-    "t.zero_()",
-    "t.mul_(2)",
-    "torch.add(t, 1, out=t)",
-]
+def plain_result(update):
+    """The values of a normal cpu tensor [1, 2] after ``update``: the result of the operation."""
+    p = torch.tensor([1.0, 2.0])
+    update(p)
+    return p.tolist()
 
 
 # > INFER-9: Outside inference mode, with grad mode enabled or disabled, every in-place update of an inference
-# > tensor raises `RuntimeError` whose message contains "Inplace update to inference tensor outside
-# > InferenceMode is not allowed".
+# > tensor made inside the mode (every spelling of INPLACE_SPELLINGS) raises `RuntimeError` whose message
+# > contains "Inplace update to inference tensor outside InferenceMode is not allowed".
 @pytest.mark.clause("INFER-9")
-@pytest.mark.parametrize("spelling", INPLACE)
+@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 @pytest.mark.parametrize("grad", ["enabled", "no_grad"])
-def test_inplace_on_inference_tensor_outside_raises(device, spelling, grad):
+def test_inplace_on_inference_tensor_outside_raises(device, update, grad):
     t = inference_tensor(device)
     with torch.set_grad_enabled(grad == "enabled"):
         with raises(RuntimeError, NO_INPLACE):
-            _inplace(t, spelling, device)
+            update(t)
 
 
+# The values of `t = [1, 2]` after each member of INPLACE_SPELLINGS (`v` is [0.5, 0.5], `m` [True, False], `i` [0]),
+# written out; `t.exp_()` is checked against `plain_result` only.
 EXPECTED = {
     "t.add_(1)": [2.0, 3.0],
-    "t += 1": [2.0, 3.0],
-    "t[0] = 5": [5.0, 2.0],
-    "t[:] = v": [5.0, 6.0],
-    "t.copy_(v)": [5.0, 6.0],
-    "t.zero_()": [0.0, 0.0],
+    "t.add_(0)": [1.0, 2.0],
+    "t.sub_(1)": [0.0, 1.0],
     "t.mul_(2)": [2.0, 4.0],
+    "t.div_(2)": [0.5, 1.0],
+    "t += 1": [2.0, 3.0],
+    "t -= 1": [0.0, 1.0],
+    "t *= 2": [2.0, 4.0],
+    "t /= 2": [0.5, 1.0],
+    "t.zero_()": [0.0, 0.0],
+    "t.fill_(7)": [7.0, 7.0],
+    "t.clamp_(0, 1)": [1.0, 1.0],
+    "t.neg_()": [-1.0, -2.0],
+    "t.pow_(2)": [1.0, 4.0],
+    "t.addcmul_(v, v)": [1.25, 2.25],
+    "t.lerp_(v, 0.5)": [0.75, 1.25],
+    "t.masked_fill_(m, 0)": [0.0, 2.0],
+    "t.index_fill_(0, i, 0)": [0.0, 2.0],
+    "t.copy_(v)": [0.5, 0.5],
+    "t[0] = 5": [5.0, 2.0],
+    "t[:] = v": [0.5, 0.5],
+    "t[[0]] = 5": [5.0, 2.0],
+    "t[m] = 5": [5.0, 2.0],
     "torch.add(t, 1, out=t)": [2.0, 3.0],
+    "torch.mul(t, 2, out=t)": [2.0, 4.0],
 }
+MEMBER_ID = {fn: mid for mid, fn in INPLACE_SPELLINGS.members}
+
+
+def assert_result(t, update, what):
+    """`t` (which held [1, 2]) holds the result of the update: the written-out values, and those of a normal tensor."""
+    mid = MEMBER_ID[update]
+    if mid in EXPECTED:
+        assert_values(t, EXPECTED[mid], f"{what} after {mid}")
+    assert_values(t, plain_result(update), f"{what} after {mid} (as on a normal tensor)")
 
 
 # > INFER-20: An update refused by INFER-9 has nonetheless been carried out: after the `RuntimeError`, the
 # > tensor holds the result of the operation.
 @pytest.mark.clause("INFER-20")
-@pytest.mark.parametrize("spelling", INPLACE)
+@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 @pytest.mark.parametrize("grad", ["enabled", "no_grad"])
-def test_refused_inplace_on_inference_tensor_is_written(device, spelling, grad):
+def test_refused_inplace_on_inference_tensor_is_written(device, update, grad):
     t = inference_tensor(device)
     with torch.set_grad_enabled(grad == "enabled"):
         with raises(RuntimeError, NO_INPLACE):
-            _inplace(t, spelling, device)
-    assert_values(t, EXPECTED[spelling], f"inference tensor after refused {spelling}")
+            update(t)
+    assert_result(t, update, "inference tensor, refused update")
 
 
 # > INFER-10: Inside inference mode the same updates of an inference tensor are accepted, and it stays an
 # > inference tensor.
 @pytest.mark.clause("INFER-10")
-@pytest.mark.parametrize("spelling", INPLACE)
-def test_inplace_on_inference_tensor_inside_is_accepted(device, spelling):
+@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
+def test_inplace_on_inference_tensor_inside_is_accepted(device, update):
     t = inference_tensor(device)
     with torch.inference_mode():
-        _inplace(t, spelling, device)
+        update(t)
     assert t.is_inference()
 
 
 # > INFER-17: The values of a tensor after an update of INFER-10 or INFER-13 are the result of the operation.
 @pytest.mark.clause("INFER-17")
-@pytest.mark.parametrize("spelling", INPLACE)
-def test_inplace_on_inference_tensor_inside_values(device, spelling):
+@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
+def test_inplace_on_inference_tensor_inside_values(device, update):
     t = inference_tensor(device)
     with torch.inference_mode():
-        _inplace(t, spelling, device)
-    assert_values(t, EXPECTED[spelling], f"inference tensor after {spelling}")
+        update(t)
+    assert_result(t, update, "inference tensor")
 
 
 # > INFER-11: Outside inference mode, `t.requires_grad_()` (or `t.requires_grad = True`) on an inference
@@ -362,8 +364,8 @@ def test_requires_grad_on_inference_tensor_raises(device, spelling):
     assert t.requires_grad is False
 
 
-# > INFER-12: Outside inference mode, `t.clone()` of an inference tensor, and every result of an operation on
-# > it that autograd does not record (`t * 2`, `t.sin()`), is a normal tensor: it has a version counter
+# > INFER-12: Outside inference mode, the result of every operation of NON_VIEW_OPS (`t.clone()`, `t * 2` and
+# > `t.sin()` among them) applied to an inference tensor `t` is a normal tensor: it has a version counter
 # > (reading `_version` raises no error, an in-place update increases it), accepts in-place updates, and can be
 # > saved for backward (`n * x` is recorded).
 @pytest.mark.clause("INFER-12")
@@ -380,20 +382,35 @@ def test_clone_outside_gives_normal_tensor(device, op):
     assert (y.requires_grad, type(y.grad_fn).__name__) == (True, "MulBackward0")
 
 
+@pytest.mark.clause("INFER-12")
+@pytest.mark.parametrize("op", NON_VIEW_OPS.params())
+def test_non_view_ops_outside_give_normal_tensor(device, op):
+    with torch.inference_mode():
+        t = torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device) * 1
+    n = op(t)
+    assert n.is_inference() is False
+    before = n._version  # readable; its value is UNSPECIFIED (VERSION-45)
+    n.add_(1)
+    assert n._version > before
+    x = torch.tensor(1.0, device=device, requires_grad=True)
+    y = n * x
+    assert (y.requires_grad, type(y.grad_fn).__name__) == (True, "MulBackward0")
+
+
 # > INFER-13: Inside inference mode, an in-place update of a normal tensor is accepted and increases its
-# > `_version`, by every spelling: a leaf that requires grad stays a leaf that requires grad and has no
-# > `grad_fn`; a non-leaf keeps the same `grad_fn` object (the update is not recorded); a tensor that does not
-# > require grad stays so; none becomes an inference tensor.
+# > `_version`, by every spelling of INFER-9 (INPLACE_SPELLINGS): a leaf that requires grad stays a leaf that
+# > requires grad and has no `grad_fn`; a non-leaf keeps the same `grad_fn` object (the update is not recorded);
+# > a tensor that does not require grad stays so; none becomes an inference tensor.
 @pytest.mark.clause("INFER-13")
-@pytest.mark.parametrize("spelling", INPLACE)
+@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 @pytest.mark.parametrize("kind", ["leaf requiring grad", "non-leaf", "plain"])
-def test_inplace_on_normal_tensor_inside_bumps_version(device, spelling, kind):
+def test_inplace_on_normal_tensor_inside_bumps_version(device, update, kind):
     base = leaf(device)
     t = {"leaf requiring grad": base, "non-leaf": base * 1, "plain": torch.tensor([1.0, 2.0], device=device)}[kind]
     fn = t.grad_fn
     before = t._version
     with torch.inference_mode():
-        _inplace(t, spelling, device)
+        update(t)
     assert t._version > before
     assert t.grad_fn is fn
     assert (t.is_inference(), t.requires_grad, t.is_leaf) == (False, kind != "plain", kind != "non-leaf")
@@ -401,24 +418,24 @@ def test_inplace_on_normal_tensor_inside_bumps_version(device, spelling, kind):
 
 # > INFER-17: The values of a tensor after an update of INFER-10 or INFER-13 are the result of the operation.
 @pytest.mark.clause("INFER-17")
-@pytest.mark.parametrize("spelling", INPLACE)
-def test_inplace_on_normal_tensor_inside_values(device, spelling):
+@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
+def test_inplace_on_normal_tensor_inside_values(device, update):
     t = leaf(device)
     with torch.inference_mode():
-        _inplace(t, spelling, device)
-    assert_values(t, EXPECTED[spelling], f"leaf after {spelling} inside inference_mode")
+        update(t)
+    assert_result(t, update, "leaf, updated inside inference_mode")
 
 
 # > INFER-14: So the version check still applies: when a graph saved `x` (`(x * x).sum()`) and `x` is then
 # > updated in place inside inference mode, `backward()` of that graph raises `RuntimeError` whose message
 # > contains "one of the variables needed for gradient computation has been modified by an inplace operation".
 @pytest.mark.clause("INFER-14")
-@pytest.mark.parametrize("spelling", INPLACE)
-def test_inplace_inside_on_saved_tensor_raises(device, spelling):
+@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
+def test_inplace_inside_on_saved_tensor_raises(device, update):
     x = leaf(device)
     loss = (x * x).sum()
     with torch.inference_mode():
-        _inplace(x, spelling, device)
+        update(x)
     with raises(RuntimeError, SAVED_MODIFIED):
         loss.backward()
 

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from conformance.harness.checks import NO_GRAD_FN, assert_values, raises, same_storage
+from conformance.harness.populations import FACTORIES
 
 NOT_SCALAR = "grad can be implicitly created only for scalar outputs"
 NON_LEAF_GRAD = "is not a leaf Tensor is being accessed"
@@ -15,38 +16,16 @@ def _proto(device):
     return torch.tensor([1.0, 2.0], device=device, requires_grad=True)
 
 
-# Every factory spelling, called as f(device, prototype, **kwargs); `*_like` and `new_*` use the prototype.
-FACTORIES = {
-    "torch.randn": lambda d, p, **k: torch.randn(5, device=d, **k),
-    "torch.rand": lambda d, p, **k: torch.rand(5, device=d, **k),
-    "torch.tensor": lambda d, p, **k: torch.tensor([1.0, 2.0], device=d, **k),
-    "torch.zeros": lambda d, p, **k: torch.zeros(5, device=d, **k),
-    "torch.ones": lambda d, p, **k: torch.ones(5, device=d, **k),
-    "torch.empty": lambda d, p, **k: torch.empty(5, device=d, **k),
-    "torch.full": lambda d, p, **k: torch.full((5,), 2.0, device=d, **k),
-    "torch.arange": lambda d, p, **k: torch.arange(5.0, device=d, **k),
-    "torch.zeros_like": lambda d, p, **k: torch.zeros_like(p, **k),
-    "torch.ones_like": lambda d, p, **k: torch.ones_like(p, **k),
-    "torch.empty_like": lambda d, p, **k: torch.empty_like(p, **k),
-    "torch.randn_like": lambda d, p, **k: torch.randn_like(p, **k),
-    "torch.full_like": lambda d, p, **k: torch.full_like(p, 3.0, **k),
-    "Tensor.new_zeros": lambda d, p, **k: p.new_zeros(3, **k),
-    "Tensor.new_ones": lambda d, p, **k: p.new_ones(3, **k),
-    "Tensor.new_empty": lambda d, p, **k: p.new_empty(3, **k),
-    "Tensor.new_full": lambda d, p, **k: p.new_full((3,), 1.0, **k),
-    "Tensor.new_tensor": lambda d, p, **k: p.new_tensor([1.0, 2.0], **k),
-}
-
-
 def make(factory, device, **kwargs):
-    """A factory result; the prototype of `*_like` / `new_*` is a leaf that requires grad."""
-    return FACTORIES[factory](device, _proto(device), **kwargs)
+    """A factory result (a member of FACTORIES); the prototype of `*_like` / `new_*` is a leaf that requires grad."""
+    return factory(device, _proto(device), **kwargs)
 
 
-# > NEW-1: A tensor created by a factory function without `requires_grad=True` does not require grad, is a
+# > NEW-1: A tensor created by a factory function (every member of FACTORIES) without `requires_grad=True`
+# > does not require grad, is a
 # > leaf and has no `grad_fn`; for `*_like` and `new_*` this holds also when the prototype requires grad.
 @pytest.mark.clause("NEW-1")
-@pytest.mark.parametrize("factory", list(FACTORIES))
+@pytest.mark.parametrize("factory", FACTORIES.params())
 def test_factory_default_does_not_require_grad(device, factory):
     t = make(factory, device)
     assert (t.requires_grad, t.is_leaf, t.grad_fn) == (False, True, None)
@@ -55,7 +34,7 @@ def test_factory_default_does_not_require_grad(device, factory):
 # > NEW-2: The same factory functions called with `requires_grad=True` return a leaf that requires grad and
 # > has no `grad_fn`, also inside `torch.no_grad()`.
 @pytest.mark.clause("NEW-2")
-@pytest.mark.parametrize("factory", list(FACTORIES))
+@pytest.mark.parametrize("factory", FACTORIES.params())
 @pytest.mark.parametrize("mode", ["grad enabled", "torch.no_grad()"])
 def test_factory_requires_grad_true(device, factory, mode):
     if mode == "torch.no_grad()":
@@ -89,17 +68,17 @@ def test_integer_tensor_cannot_require_grad(device, dtype, spelling):
     assert t.requires_grad is False
 
 
-# > NEW-4: A factory result has storage of its own: it shares storage with no existing tensor (not with the
-# > prototype of `*_like` or `new_*`), and creating it leaves every existing tensor's `_version`,
-# > `requires_grad` and `grad_fn` unchanged.
+# > NEW-4: The result of every factory of FACTORIES has storage of its own: it shares storage neither with the
+# > prototype `x` of `*_like` or `new_*`, nor with a result computed from `x` (`x * 2`), nor with another tensor
+# > created before it; and creating it leaves the `_version`, `requires_grad` and `grad_fn` of those three unchanged.
 @pytest.mark.clause("NEW-4")
-@pytest.mark.parametrize("factory", list(FACTORIES))
+@pytest.mark.parametrize("factory", FACTORIES.params())
 def test_factory_result_has_own_storage(device, factory):
     x = torch.randn(5, device=device)
     p = _proto(device)
     q = p * 2
     state = [(t._version, t.requires_grad, t.grad_fn) for t in (x, p, q)]
-    y = FACTORIES[factory](device, p)
+    y = factory(device, p)
     for t in (x, p, q):
         assert not same_storage(y, t)
     assert [(t._version, t.requires_grad, t.grad_fn) for t in (x, p, q)] == state
@@ -216,7 +195,7 @@ def test_one_element_counts_as_scalar(device, shape):
 # > NEW-11: For a leaf `x` created with `requires_grad=True` by any factory of NEW-2, `x.sum().backward()` makes
 # > `x.grad` a tensor of ones of the shape and dtype of `x`.
 @pytest.mark.clause("NEW-11")
-@pytest.mark.parametrize("factory", list(FACTORIES))
+@pytest.mark.parametrize("factory", FACTORIES.params())
 def test_gradient_of_sum_is_ones(device, factory):
     x = make(factory, device, requires_grad=True)
     x.sum().backward()

@@ -4,45 +4,51 @@ import pytest
 import torch
 
 from conformance.harness.checks import assert_values, leaf, same_storage
+from conformance.harness.populations import OUT_OF_PLACE_SPELLINGS
 
 NON_LEAF_GRAD_WARNING = r"The \.grad attribute of a Tensor that is not a leaf Tensor is being accessed"
 
 
-# spelling -> (operation, grad_fn type name, values of y for x = [1, 2], dy/dx)
-OPS = {
-    "x + 2": (lambda x: x + 2, "AddBackward0", [3.0, 4.0], 1.0),
-    "x + 2.0": (lambda x: x + 2.0, "AddBackward0", [3.0, 4.0], 1.0),
-    "2 + x": (lambda x: 2 + x, "AddBackward0", [3.0, 4.0], 1.0),
-    "x.add(2)": (lambda x: x.add(2), "AddBackward0", [3.0, 4.0], 1.0),
-    "torch.add(x, 2)": (lambda x: torch.add(x, 2), "AddBackward0", [3.0, 4.0], 1.0),
-    "x + t": (lambda x: x + torch.full((2,), 2.0, device=x.device), "AddBackward0", [3.0, 4.0], 1.0),
-    "x - 2": (lambda x: x - 2, "SubBackward0", [-1.0, 0.0], 1.0),
-    "x * 2": (lambda x: x * 2, "MulBackward0", [2.0, 4.0], 2.0),
-    "x / 2": (lambda x: x / 2, "DivBackward0", [0.5, 1.0], 0.5),
+# The spellings of OOP-1 are the population OUT_OF_PLACE_SPELLINGS; spelling -> (operation, grad_fn type name,
+# values of y for x = [1, 2], dy/dx)
+EFFECTS = {
+    "x + 2": ("AddBackward0", [3.0, 4.0], 1.0),
+    "x + 2.0": ("AddBackward0", [3.0, 4.0], 1.0),
+    "2 + x": ("AddBackward0", [3.0, 4.0], 1.0),
+    "x.add(2)": ("AddBackward0", [3.0, 4.0], 1.0),
+    "torch.add(x, 2)": ("AddBackward0", [3.0, 4.0], 1.0),
+    "x + t": ("AddBackward0", [3.0, 4.0], 1.0),
+    "x - 2": ("SubBackward0", [-1.0, 0.0], 1.0),
+    "x * 2": ("MulBackward0", [2.0, 4.0], 2.0),
+    "x / 2": ("DivBackward0", [0.5, 1.0], 0.5),
 }
+assert list(EFFECTS) == OUT_OF_PLACE_SPELLINGS.ids()
+OPS = {mid: (fn, *EFFECTS[mid]) for mid, fn in OUT_OF_PLACE_SPELLINGS.members}
+SPELLING = {fn: mid for mid, fn in OUT_OF_PLACE_SPELLINGS.members}
 
 
-# > OOP-1: An out-of-place operation `y = op(x)` (`x + 2`, `2 + x`, `x.add(2)`, `torch.add(x, 2)`, `x - 2`,
-# > `x * 2`, `x / 2`, ...) returns a new tensor object that does not share storage with `x`, and leaves `x`
-# > as it was: same `_version`, still a leaf that requires grad with no `grad_fn`.
+# > OOP-1: An out-of-place operation `y = op(x)` (each member of the population OUT_OF_PLACE_SPELLINGS) returns a
+# > new tensor object that does not share storage with `x`, and leaves `x` as it was: same `_version`, still a
+# > leaf that requires grad with no `grad_fn`.
 @pytest.mark.clause("OOP-1")
-@pytest.mark.parametrize("spelling", list(OPS))
+@pytest.mark.parametrize("spelling", OUT_OF_PLACE_SPELLINGS.params())
 def test_out_of_place_leaves_x_alone(device, spelling):
     x = leaf(device)
-    y = OPS[spelling][0](x)
+    y = spelling(x)
     assert y is not x
     assert not same_storage(x, y)
     assert (x._version, x.is_leaf, x.requires_grad, x.grad_fn) == (0, True, True, None)
 
 
-# > OOP-2: The values of `x` are unchanged by `y = op(x)`, and `y` holds the result.
+# > OOP-2: The values of `x` are unchanged by `y = op(x)` (any member of OUT_OF_PLACE_SPELLINGS), and `y` holds
+# > the result.
 @pytest.mark.clause("OOP-2")
-@pytest.mark.parametrize("spelling", list(OPS))
+@pytest.mark.parametrize("spelling", OUT_OF_PLACE_SPELLINGS.params())
 def test_out_of_place_values(device, spelling):
     x = leaf(device)
-    y = OPS[spelling][0](x)
-    assert_values(x, [1.0, 2.0], "x after y = " + spelling)
-    assert_values(y, OPS[spelling][2], "y = " + spelling)
+    y = spelling(x)
+    assert_values(x, [1.0, 2.0], "x after y = " + SPELLING[spelling])
+    assert_values(y, OPS[SPELLING[spelling]][2], "y = " + SPELLING[spelling])
 
 
 # > OOP-3: When `x` requires grad and grad mode is on, `y = op(x)` requires grad, is not a leaf, and has a

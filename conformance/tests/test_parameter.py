@@ -5,6 +5,7 @@ import torch
 from torch import nn
 
 from conformance.harness.checks import assert_values, raises, same_storage
+from conformance.harness.populations import INPLACE_SPELLINGS, PARAM_NON_PARAMETER_VALUES
 
 
 def linear(device):
@@ -61,24 +62,15 @@ def test_optimizer_silently_stops_updating_reassigned_weight(device):
     assert_values(m.bias, [-0.5], "bias, still registered with the optimizer, is updated")
 
 
-PLAIN = {
-    "float32 tensor": lambda w: torch.zeros(1, 2, device=w.device),
-    "float64 tensor": lambda w: torch.zeros(1, 2, device=w.device, dtype=torch.float64),
-    "tensor requiring grad": lambda w: torch.zeros(1, 2, device=w.device, requires_grad=True),
-    "result of an op on the parameter": lambda w: w * 2,
-    "w.detach()": lambda w: w.detach(),
-    "list": lambda w: [[1.0, 2.0]],
-}
-
-
-# > PARAM-4: Assigning anything other than an `nn.Parameter` or `None` to a parameter attribute raises
-# > TypeError "cannot assign" ... "(torch.nn.Parameter or None expected)"; the parameter is kept.
+# > PARAM-4: Assigning any value of PARAM_NON_PARAMETER_VALUES (neither an `nn.Parameter` nor `None`) to a
+# > parameter attribute raises TypeError "cannot assign" ... "(torch.nn.Parameter or None expected)"; the
+# > parameter is kept.
 @pytest.mark.clause("PARAM-4")
-@pytest.mark.parametrize("value", list(PLAIN))
+@pytest.mark.parametrize("value", PARAM_NON_PARAMETER_VALUES.params())
 def test_assign_plain_value_to_parameter_raises(device, value):
     m = linear(device)
     old = m.weight
-    v = PLAIN[value](old)
+    v = value(old)
     with raises(TypeError, "cannot assign"):
         m.weight = v
     with raises(TypeError, "(torch.nn.Parameter or None expected)"):
@@ -168,25 +160,20 @@ def test_parameter_of_tensor(device, kind):
     assert same_storage(p, t)
 
 
-# > PARAM-11: `nn.Parameter(t)` shares the version counter of `t`: an in-place operation on `t` (under
-# > `no_grad`) bumps `p._version`, and one on `p` bumps `t._version`.
+# > PARAM-11: `nn.Parameter(t)` shares the version counter of `t`: an in-place update of `t` (every spelling of
+# > INPLACE_SPELLINGS, under `no_grad`) bumps `p._version`, and the same update of `p` bumps `t._version`.
 @pytest.mark.clause("PARAM-11")
-@pytest.mark.parametrize("spelling", ["add_", "+=", "[:] =", "copy_"])
+@pytest.mark.parametrize("spelling", INPLACE_SPELLINGS.params())
 def test_parameter_shares_version_counter(device, spelling):
     t = torch.tensor([1.0, 2.0], device=device)
     p = nn.Parameter(t)
     assert (t._version, p._version) == (0, 0)
-    for target in (t, p):
+    for target, other in ((t, p), (p, t)):
+        version = other._version
         with torch.no_grad():
-            if spelling == "add_":
-                target.add_(1)
-            elif spelling == "+=":
-                target += 1
-            elif spelling == "[:] =":
-                target[:] = 5.0
-            else:
-                target.copy_(torch.zeros(2, device=device))
-    assert (t._version, p._version) == (2, 2)
+            spelling(target)
+        assert other._version > version, f"_version of the other tensor did not grow ({version} -> {other._version})"
+        assert t._version == p._version, (t._version, p._version)
 
 
 # > PARAM-12: Values written into `t` after `p = nn.Parameter(t)` are the values of `p`.

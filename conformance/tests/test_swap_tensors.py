@@ -124,12 +124,14 @@ def test_swap_flag_default_false(device):
 def test_default_dtype_conversion_keeps_identity(device, spelling):
     m = nn.Linear(2, 1, device=device)
     m(torch.ones(1, 2, device=device)).sum().backward()
-    w, g = m.weight, m.weight.grad
+    old = {name: (p, p.grad) for name, p in m.named_parameters()}
     opt = torch.optim.SGD(m.parameters(), lr=0.1)
     m.double() if spelling == "double()" else m.to(torch.float64)
-    assert m.weight is w and opt.param_groups[0]["params"][0] is w
-    assert (w.dtype, type(w), w.requires_grad, w.is_leaf) == (torch.float64, nn.Parameter, True, True)
-    assert w.grad is g and g.dtype == torch.float64
+    assert all(a is b for a, b in zip(opt.param_groups[0]["params"], [p for p, _ in old.values()], strict=True))
+    for name, (w, g) in old.items():
+        assert getattr(m, name) is w, name
+        assert (w.dtype, type(w), w.requires_grad, w.is_leaf) == (torch.float64, nn.Parameter, True, True), name
+        assert w.grad is g and g.dtype == torch.float64, name
 
 
 # > SWAP-9: By default, `module.to(device)` to a device of another tensor type (here `meta`) replaces each
@@ -137,12 +139,14 @@ def test_default_dtype_conversion_keeps_identity(device, spelling):
 @pytest.mark.clause("SWAP-9")
 def test_default_device_conversion_replaces_parameter(device):
     m = nn.Linear(2, 1, device=device)
-    w = m.weight
+    old = dict(m.named_parameters())
     opt = torch.optim.SGD(m.parameters(), lr=0.1)
     m.to(OTHER[device])
-    assert m.weight is not w and type(m.weight) is nn.Parameter
-    assert m.weight.device.type == OTHER[device] and w.device.type == device
-    assert opt.param_groups[0]["params"][0] is w
+    for name, w in old.items():
+        new = getattr(m, name)
+        assert new is not w and type(new) is nn.Parameter, name
+        assert new.device.type == OTHER[device] and w.device.type == device, name
+    assert all(a is b for a, b in zip(opt.param_groups[0]["params"], old.values(), strict=True))
 
 
 # > SWAP-10: With `set_swap_module_params_on_conversion(True)`, `module.double()` and `module.to(device)` keep
@@ -152,7 +156,7 @@ def test_default_device_conversion_replaces_parameter(device):
 def test_swap_flag_conversion_keeps_identity(device, spelling):
     with swap_flag(True):
         m = nn.Linear(2, 1, device=device)
-        w = m.weight
+        old = dict(m.named_parameters())
         opt = torch.optim.SGD(m.parameters(), lr=0.1)
         if spelling == "double()":
             m.double()
@@ -160,12 +164,14 @@ def test_swap_flag_conversion_keeps_identity(device, spelling):
             m.to(torch.float64)
         else:
             m.to(OTHER.get(device, device))
-        assert m.weight is w and opt.param_groups[0]["params"][0] is w
-        assert (type(w), w.requires_grad, w.is_leaf) == (nn.Parameter, True, True)
-        if spelling == "to(other device)":
-            assert w.device.type == OTHER.get(device, device)
-        else:
-            assert w.dtype == torch.float64
+        assert all(a is b for a, b in zip(opt.param_groups[0]["params"], old.values(), strict=True))
+        for name, w in old.items():
+            assert getattr(m, name) is w, name
+            assert (type(w), w.requires_grad, w.is_leaf) == (nn.Parameter, True, True), name
+            if spelling == "to(other device)":
+                assert w.device.type == OTHER.get(device, device), name
+            else:
+                assert w.dtype == torch.float64, name
 
 
 # > SWAP-11: With the flag set, converting a module whose parameter has a weak reference, or was saved by a graph,
@@ -191,15 +197,13 @@ def test_swap_flag_conversion_refused(device, holder):
 def test_overwrite_flag_replaces_parameter(device):
     with overwrite_flag(True):
         m = nn.Linear(2, 1, device=device)
-        w = m.weight
+        old = dict(m.named_parameters())
         m.double()
-        assert m.weight is not w and type(m.weight) is nn.Parameter
-        assert (m.weight.dtype, w.dtype, m.weight.is_leaf, m.weight.requires_grad) == (
-            torch.float64,
-            torch.float32,
-            True,
-            True,
-        )
+        for name, w in old.items():
+            new = getattr(m, name)
+            assert new is not w and type(new) is nn.Parameter, name
+            observed = (new.dtype, w.dtype, new.is_leaf, new.requires_grad)
+            assert observed == (torch.float64, torch.float32, True, True), name
 
 
 # Seeds: neither source mentions swap_tensors. The English claim about reassignment, against swap_tensors.

@@ -9,7 +9,9 @@ import pytest
 import torch
 
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, leaf, raises, same_storage
-from conformance.harness.populations import INPLACE_SPELLINGS, NON_VIEW_OPS, SAVES_INPUT, SAVES_OUTPUT
+from conformance.harness.populations import INPLACE_SPELLINGS, NON_VIEW_OPS, SAVES_INPUT, SAVES_OUTPUT, VIEW_OPS
+
+VIEW_ID = {fn: mid for mid, fn in VIEW_OPS.members}
 
 SECOND_TIME = "Trying to backward through the graph a second time"
 
@@ -219,6 +221,34 @@ def test_views_share_the_counter(device, view):
         before = x._version
         update()
         assert x._version == v._version == other._version > before
+
+
+# > VERSION-4: A view (made by any operation of the population VIEW_OPS of a contiguous `x` of shape (2, 2))
+# > shares one counter with its base and with every other view of that base (every other member of VIEW_OPS):
+# > a view made after updates of the base reads the same `_version` as the base, and after an in-place update
+# > of the base or through any of them all read the same, increased value. (An in-place update through
+# > `x.expand(3, 2, 2)` is refused on cpu, as its elements overlap in memory.)
+@pytest.mark.clause("VERSION-4")
+@pytest.mark.parametrize("view", VIEW_OPS.params())
+def test_every_view_shares_the_counter(device, view):
+    x = torch.ones(2, 2, device=device)
+    x.add_(1)
+    x.add_(1)
+    v = view(x)
+    others = [fn(x) for _, fn in VIEW_OPS.available()]
+    assert x._version == v._version > 0
+    assert [o._version for o in others] == [x._version] * len(others)
+    updates = [lambda: x.add_(1)]
+    if VIEW_ID[view] == "x.expand(3, 2, 2)" and device == "cpu":
+        with raises(RuntimeError, "more than one element of the written-to tensor refers to a single memory location"):
+            v.mul_(2)
+    else:
+        updates.append(lambda: v.mul_(2))
+    for update in updates:
+        before = x._version
+        update()
+        assert x._version == v._version > before
+        assert [o._version for o in others] == [x._version] * len(others)
 
 
 # > VERSION-5: `_version` cannot be assigned: `x._version = n` raises `AttributeError` whose message
@@ -461,6 +491,22 @@ def test_packing_a_clone_makes_update_harmless(device, op):
         x.mul_(10)
     loss.backward()
     assert x.grad is not None
+
+
+# > VERSION-46: With identity hooks (`pack = lambda t: t`, `unpack = lambda t: t`) around the forward, the
+# > version check is off for the tensors they saved: updating a saved tensor in place before `backward()`
+# > (`with torch.no_grad(): x.mul_(10)` after `(x * x).sum()` at `x = [1, 2]`) makes `backward()` raise no
+# > error, and it silently uses the new values: the gradient is `[20, 40]` instead of `[2, 4]`.
+@pytest.mark.clause("VERSION-46")
+def test_identity_hooks_turn_off_the_version_check(device):
+    x = leaf(device)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        loss = (x * x).sum()
+    with torch.no_grad():
+        x.mul_(10)
+    assert x._version == 1
+    loss.backward()
+    assert_values(x.grad, [20.0, 40.0], "x.grad from the updated x (x at forward time was [1, 2])")
 
 
 # > VERSION-17: The gradient is then that of the values at the time of the forward: `[2, 4]` for

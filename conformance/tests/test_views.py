@@ -7,7 +7,14 @@ import torch
 
 from conformance.harness.checks import assert_values, raises, same_storage
 from conformance.harness.checks import leaf as make_leaf
-from conformance.harness.populations import VIEW_OPS
+from conformance.harness.populations import (
+    SINGLE_OUTPUT_VIEW_OPS,
+    VIEW_OPS,
+    VIEW_UPDATES,
+    WRITABLE_SINGLE_OUTPUT_VIEW_OPS,
+    WRITABLE_VIEW_OPS,
+    check_each,
+)
 
 LEAF = "leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF = "a view of a " + LEAF
@@ -107,18 +114,8 @@ def _update(v, spelling):
         raise AssertionError(spelling)
 
 
-SPELLINGS = [
-    "v.add_(1)",
-    "v += 1",
-    "v.mul_(2)",
-    "v *= 2",
-    "v.copy_(t)",
-    "v.zero_()",
-    "v.fill_(7)",
-    "v[0] = 7",
-    "v[...] = t",
-]
-# values of x = [1, 2, 3] after updating v = x[1:]
+UPDATE_ID = {fn: mid for mid, fn in VIEW_UPDATES.members}
+# values of x = [1, 2, 3] after updating v = x[1:] (`t` is [7, 8])
 AFTER = {
     "v.add_(1)": [1.0, 3.0, 4.0],
     "v += 1": [1.0, 3.0, 4.0],
@@ -138,23 +135,37 @@ LEAF_VIEWS = {
 }
 
 
-# > VIEW-3: With grad mode enabled, an in-place operation on a view of a leaf that requires grad raises
+# > VIEW-3: With grad mode enabled, an in-place operation on a view of a leaf that requires grad (every
+# > spelling of VIEW_UPDATES, for `v` any view of SINGLE_OUTPUT_VIEW_OPS, and `x[1:]`, `x.narrow(0, 1, 2)`,
+# > `x.view(3)[1:]`, `x.unsqueeze(0)[0, 1:]` of a 1-d leaf) raises
 # > RuntimeError whose message is "a view of a leaf Variable that requires grad is being used in an in-place
 # > operation.".
 @pytest.mark.clause("VIEW-3")
-@pytest.mark.parametrize("spelling", SPELLINGS)
+@pytest.mark.parametrize("update", VIEW_UPDATES.params())
 @pytest.mark.parametrize("view", list(LEAF_VIEWS))
-def test_inplace_on_view_of_leaf_raises(device, spelling, view):
+def test_inplace_on_view_of_leaf_raises(device, update, view):
     x = leaf(device)
     v = LEAF_VIEWS[view](x)
     with raises(RuntimeError, VIEW_OF_LEAF) as info:
-        _update(v, spelling)
+        update(v)
     assert str(info.value) == VIEW_OF_LEAF
 
 
 @pytest.mark.clause("VIEW-3")
+@pytest.mark.parametrize("view", SINGLE_OUTPUT_VIEW_OPS.params())
+def test_inplace_on_other_views_of_leaf_raises(device, view):
+    def check(update):
+        x = matrix(device)
+        with raises(RuntimeError, VIEW_OF_LEAF) as info:
+            update(view(x))
+        assert str(info.value) == VIEW_OF_LEAF
+
+    check_each(VIEW_UPDATES, check)
+
+
+@pytest.mark.clause("VIEW-3")
 @pytest.mark.parametrize("kind", ["x[:]", "x.view(4)", "x.t()", "x.unsqueeze(0)", "x.diagonal()", "x[0].expand(3, 2)"])
-def test_inplace_on_other_views_of_leaf_raises(device, kind):
+def test_inplace_on_views_of_view_1_of_leaf_raises(device, kind):
     x = matrix(device)
     with raises(RuntimeError, VIEW_OF_LEAF):
         VIEWS[kind](x).mul_(2)
@@ -163,68 +174,101 @@ def test_inplace_on_other_views_of_leaf_raises(device, kind):
 # > VIEW-4: The refused operation changes no metadata: `x` is still a leaf that requires grad with no `grad_fn`,
 # > and the `_version` of `x` and of the view are unchanged.
 @pytest.mark.clause("VIEW-4")
-@pytest.mark.parametrize("spelling", SPELLINGS)
-def test_refused_view_update_changes_no_metadata(device, spelling):
+@pytest.mark.parametrize("update", VIEW_UPDATES.params())
+def test_refused_view_update_changes_no_metadata(device, update):
     x = leaf(device)
     v = x[1:]
     with pytest.raises(RuntimeError):
-        _update(v, spelling)
+        update(v)
     assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version, v._version) == (True, True, None, 0, 0)
 
 
 # > VIEW-5: ... and leaves the values of `x` as they were.
 @pytest.mark.clause("VIEW-5")
-@pytest.mark.parametrize("spelling", SPELLINGS)
-def test_refused_view_update_changes_no_values(device, spelling):
+@pytest.mark.parametrize("update", VIEW_UPDATES.params())
+def test_refused_view_update_changes_no_values(device, update):
     x = leaf(device)
     v = x[1:]
     with pytest.raises(RuntimeError):
-        _update(v, spelling)
-    assert_values(x, [1.0, 2.0, 3.0], f"x after refused {spelling}")
+        update(v)
+    assert_values(x, [1.0, 2.0, 3.0], f"x after refused {UPDATE_ID[update]}")
 
 
-# > VIEW-6: Inside `torch.no_grad()`, the same operations on a view (taken with grad mode on) of a leaf that
-# > requires grad are accepted: `x` stays a leaf that requires grad with no `grad_fn`; the `_version` of `x` and
-# > of the view increase (to the same value).
+# > VIEW-6: Inside `torch.no_grad()`, every spelling of VIEW-3 on a view (taken with grad mode on) of a leaf that
+# > requires grad is accepted, for `x[1:]` and every operation of WRITABLE_VIEW_OPS: `x` stays a leaf that
+# > requires grad with no `grad_fn`; the `_version` of `x` and of the view increase (to the same value).
 @pytest.mark.clause("VIEW-6")
-@pytest.mark.parametrize("spelling", SPELLINGS)
-def test_view_of_leaf_update_under_no_grad(device, spelling):
+@pytest.mark.parametrize("update", VIEW_UPDATES.params())
+def test_view_of_leaf_update_under_no_grad(device, update):
     x = leaf(device)
     v = x[1:]
     with torch.no_grad():
-        _update(v, spelling)
+        update(v)
     assert (x.is_leaf, x.requires_grad, x.grad_fn) == (True, True, None)
     assert x._version == v._version > 0
 
 
+@pytest.mark.clause("VIEW-6")
+@pytest.mark.parametrize("view", WRITABLE_VIEW_OPS.params())
+def test_views_of_leaf_update_under_no_grad(device, view):
+    def check(update):
+        x = matrix(device)
+        v = view(x)
+        with torch.no_grad():
+            update(v)
+        assert (x.is_leaf, x.requires_grad, x.grad_fn) == (True, True, None)
+        assert x._version == v._version > 0
+
+    check_each(VIEW_UPDATES, check)
+
+
 # > VIEW-7: The values written through the view are the values of `x` at the positions the view covers.
 @pytest.mark.clause("VIEW-7")
-@pytest.mark.parametrize("spelling", SPELLINGS)
-def test_view_of_leaf_update_under_no_grad_values(device, spelling):
+@pytest.mark.parametrize("update", VIEW_UPDATES.params())
+def test_view_of_leaf_update_under_no_grad_values(device, update):
     x = leaf(device)
     v = x[1:]
     with torch.no_grad():
-        _update(v, spelling)
-    assert_values(x, AFTER[spelling], f"x after {spelling} on x[1:]")
+        update(v)
+    assert_values(x, AFTER[UPDATE_ID[update]], f"x after {UPDATE_ID[update]} on x[1:]")
 
 
-# > VIEW-8: On a view of a non-leaf `x` that requires grad, the operations are accepted with grad mode enabled;
+# > VIEW-8: On a view of a non-leaf `x` that requires grad (`x[1:]`, and every operation of
+# > WRITABLE_SINGLE_OUTPUT_VIEW_OPS), every spelling of VIEW-3 is accepted with grad mode enabled;
 # > `x`'s history is rebased: its `grad_fn` becomes a `CopySlices` node; `x` stays a non-leaf; the view stays a
 # > view of `x` with a new `grad_fn`; the `_version` of both increases.
 @pytest.mark.clause("VIEW-8")
-@pytest.mark.parametrize("spelling", SPELLINGS)
-def test_view_of_non_leaf_update_rebases_base(device, spelling):
+@pytest.mark.parametrize("update", VIEW_UPDATES.params())
+def test_view_of_non_leaf_update_rebases_base(device, update):
     a = leaf(device)
     x = a * 2
     v = x[1:]
     before_x, before_v = x.grad_fn, v.grad_fn
-    _update(v, spelling)
+    update(v)
     assert type(x.grad_fn).__name__ == "CopySlices"
     assert x.grad_fn is not before_x
     assert (x.is_leaf, x.requires_grad) == (False, True)
     assert v._is_view() and v._base is x
     assert v.grad_fn is not None and v.grad_fn is not before_v
     assert x._version == v._version > 0
+
+
+@pytest.mark.clause("VIEW-8")
+@pytest.mark.parametrize("view", WRITABLE_SINGLE_OUTPUT_VIEW_OPS.params())
+def test_views_of_non_leaf_update_rebase_base(device, view):
+    def check(update):
+        x = matrix(device) * 2
+        v = view(x)
+        before_x, before_v = x.grad_fn, v.grad_fn
+        update(v)
+        assert type(x.grad_fn).__name__ == "CopySlices"
+        assert x.grad_fn is not before_x
+        assert (x.is_leaf, x.requires_grad) == (False, True)
+        assert v._is_view() and v._base is x
+        assert v.grad_fn is not None and v.grad_fn is not before_v
+        assert x._version == v._version > 0
+
+    check_each(VIEW_UPDATES, check)
 
 
 # spelling -> gradient of (x * W).sum() w.r.t. a, for x = a * 2, a = [1, 2, 3], after updating v = x[1:]
@@ -243,13 +287,13 @@ GRADS = {
 
 # > VIEW-9: Gradients reach the original leaf with correct values, through the base and through the view.
 @pytest.mark.clause("VIEW-9")
-@pytest.mark.parametrize("spelling", SPELLINGS)
-def test_view_of_non_leaf_update_gradient_through_base(device, spelling):
+@pytest.mark.parametrize("update", VIEW_UPDATES.params())
+def test_view_of_non_leaf_update_gradient_through_base(device, update):
     a = leaf(device)
     x = a * 2
-    _update(x[1:], spelling)
+    update(x[1:])
     (x * torch.tensor(W, device=device)).sum().backward()
-    assert_values(a.grad, GRADS[spelling], f"a.grad after {spelling} on x[1:]")
+    assert_values(a.grad, GRADS[UPDATE_ID[update]], f"a.grad after {UPDATE_ID[update]} on x[1:]")
 
 
 @pytest.mark.clause("VIEW-9")

@@ -98,6 +98,28 @@ def apply_bumps_version():
         setattr(torch.Tensor, name, patched)
 
 
+def hooks_keep_version_check():
+    """Saved-tensor hooks keep the version check: `unpack` raises when the saved tensor was updated in place."""
+    original = torch.autograd.graph.saved_tensors_hooks
+
+    class saved_tensors_hooks(original):
+        def __init__(self, pack, unpack):
+            def checked_pack(t):
+                return pack(t), t, t._version
+
+            def checked_unpack(packed):
+                obj, t, version = packed
+                if t._version != version:
+                    raise RuntimeError(
+                        "one of the variables needed for gradient computation has been modified by an inplace operation"
+                    )
+                return unpack(obj)
+
+            super().__init__(checked_pack, checked_unpack)
+
+    torch.autograd.graph.saved_tensors_hooks = saved_tensors_hooks
+
+
 CASES = [
     ("version_always_zero", "test_version_counter.py", {"VERSION-2", "VERSION-4", "VERSION-5", "VERSION-42"}),
     ("clone_starts_at_version_1", "test_version_counter.py", {"VERSION-1"}),
@@ -114,4 +136,5 @@ CASES = [
     ("dlpack_exports_tensors_requiring_grad", "test_version_counter.py", {"VERSION-67"}),
     ("untyped_storage_is_a_copy", "test_version_counter.py", {"VERSION-68"}),
     ("allow_mutation_does_nothing", "test_version_counter.py", {"VERSION-69"}),
+    ("hooks_keep_version_check", "test_version_counter.py", {"VERSION-16", "VERSION-17", "VERSION-46"}),
 ]
