@@ -100,6 +100,19 @@ class ExampleDirective(SphinxDirective):
         return [block, caption]
 
 
+def doc_link(docname: str, content: nodes.Node | None = None) -> addnodes.pending_xref:
+    """A link to a page of the site; without content, Sphinx shows the page's title."""
+    return addnodes.pending_xref(
+        "",
+        content if content is not None else nodes.inline(docname, docname),
+        refdomain="std",
+        reftype="doc",
+        reftarget=f"/{docname}",
+        refexplicit=content is not None,
+        refwarn=True,
+    )
+
+
 def table_row(cells, strong=False) -> nodes.row:
     """One row of a generated table; a cell is text or a node."""
     row = nodes.row()
@@ -160,16 +173,7 @@ class MatrixDirective(SphinxDirective):
             for c in sorted(reg.default().clauses.values(), key=lambda c: (c.page, _number(c.id))):
                 if c.page != page:  # a row naming the page opens each group
                     page = c.page
-                    link = addnodes.pending_xref(
-                        "",
-                        nodes.strong(page, page),
-                        refdomain="std",
-                        reftype="doc",
-                        reftarget=f"/spec/{page}",
-                        refexplicit=True,
-                        refwarn=True,
-                    )
-                    rows.append([link, *[""] * len(versions)])
+                    rows.append([doc_link(f"spec/{page}", nodes.strong(page, page)), *[""] * len(versions)])
                 cells = []
                 for v in versions:
                     doc = recorded.get((v, device))

@@ -14,10 +14,9 @@ of every verdict; this extension renders them there and shows them elsewhere:
 from __future__ import annotations
 
 import errata_source as src
-from clauses import table, table_row
+from clauses import doc_link, table, table_row
 from docutils import nodes
 from docutils.parsers.rst import directives
-from sphinx import addnodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
@@ -70,18 +69,6 @@ def resolve_references(app, doctree, docname):
         ref += nodes.Text(": ")
         ref += nodes.emphasis(entry.verdict, entry.verdict, classes=["erratum-verdict"])
         node.replace_self(ref)
-
-
-def _doc_link(docname: str) -> addnodes.pending_xref:
-    return addnodes.pending_xref(
-        "",
-        nodes.inline(docname, docname),
-        refdomain="std",
-        reftype="doc",
-        reftarget=f"/{docname}",
-        refexplicit=False,
-        refwarn=True,
-    )
 
 
 def _note_sources(env):
@@ -152,7 +139,7 @@ class ErratumDirective(SphinxDirective):
             para += nodes.Text("Referred to from: ")
             for i, docname in enumerate(referring):
                 para += nodes.Text(", " if i else "")
-                para += _doc_link(docname)
+                para += doc_link(docname)
             para += nodes.Text(".")
             section += para
         return [section]
