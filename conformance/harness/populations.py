@@ -591,3 +591,9 @@ FACTORIES = Population(
 )
 
 ALL.update({FACTORIES.name: FACTORIES})
+
+
+# Populations of the tensor pages (clone, copy, data, detach, indexing, inference_mode, views, version_counter, ...).
+
+
+# Populations of the module pages (functional, grad, load_state_dict, no_grad, parameter_update, set, swap_tensors, ...).

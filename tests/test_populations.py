@@ -1,0 +1,160 @@
+"""A clause never says more than its tests run: each quantifying clause names what it ranges over.
+
+A clause whose text says every/any/all/each/always/never/whatever either
+- names a population of conformance/harness/populations.py, shows it on its page
+  (``:::{population} NAME``) and has a test that runs over it; or
+- refers to a clause that does ("any spelling of {clause}`DETACH-4`"); or
+- lists its members in its own text (ENUMERATED below: the test runs each listed member); or
+- does not quantify over a set of cases at all (NOT_QUANTIFIED below, with the reason).
+These checks read sources only (no torch).
+"""
+
+import ast
+import functools
+import re
+from pathlib import Path
+
+import pytest
+
+from conformance.harness import populations
+from conformance.harness import registry as reg
+
+QUANTIFIER = re.compile(r"\b(every|any|all|each|always|never|whatever|whichever)\b", re.IGNORECASE)
+CLAUSE_REF = re.compile(r"\{clause\}`([A-Z][A-Z0-9]*-\d+)`")
+
+# The clause lists its members itself; its tests run every member listed (checked by reading them).
+ENUMERATED: dict[str, str] = {}
+
+# The quantifier word does not range over cases a test would have to enumerate.
+NOT_QUANTIFIED: dict[str, str] = {}
+
+# Clauses still to audit (issue 9); must end empty.
+UNAUDITED: set[str] = {
+    "CLONE-11",
+    "COPY-1",
+    "COPY-3",
+    "DATA-1",
+    "DETACH-1",
+    "FUNC-1",
+    "FUNC-9",
+    "GRAD-4",
+    "GRAD-5",
+    "GRAD-65",
+    "INDEX-16",
+    "INDEX-61",
+    "INFER-8",
+    "LOADSD-10",
+    "LOADSD-5",
+    "LOADSD-64",
+    "LOADSD-67",
+    "NEW-10",
+    "NEW-11",
+    "NOGRAD-17",
+    "NOGRAD-3",
+    "NOGRAD-4",
+    "NOGRAD-7",
+    "PUPD-5",
+    "PUPD-6",
+    "REQGRAD-5",
+    "SET-1",
+    "SET-4",
+    "SET-6",
+    "SWAP-10",
+    "SWAP-12",
+    "SWAP-5",
+    "SWAP-8",
+    "SWAP-9",
+    "VAR-1",
+    "VAR-10",
+    "VAR-3",
+    "VERSION-10",
+    "VERSION-15",
+    "VERSION-62",
+    "VERSION-64",
+    "VERSION-65",
+    "VIEW-13",
+    "VIEW-17",
+}
+
+
+def _named(clause) -> list[str]:
+    return [name for name in populations.ALL if re.search(rf"\b{name}\b", clause.text)]
+
+
+@functools.cache
+def _test_sources() -> dict[str, list[str]]:
+    """Clause id -> the source each of its tests reaches: the function, its decorators, and the module-level
+    assignments of the names it uses (``WRITES = [... INPLACE_SPELLINGS ...]``)."""
+    sources: dict[str, list[str]] = {}
+    for path in sorted((reg.ROOT / "conformance" / "tests").glob("test_*.py")):
+        src = path.read_text()
+        tree = ast.parse(src)
+        assigned = {
+            target.id: ast.get_source_segment(src, node)
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
+        for node in tree.body:
+            if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test"):
+                continue
+            text = "\n".join(ast.get_source_segment(src, d) for d in node.decorator_list)
+            text += ast.get_source_segment(src, node)
+            used = {n.id for d in [node, *node.decorator_list] for n in ast.walk(d) if isinstance(n, ast.Name)}
+            reach = text + "\n".join(assigned[name] for name in used if name in assigned)
+            for marker in node.decorator_list:
+                if isinstance(marker, ast.Call) and ast.unparse(marker.func).endswith("mark.clause"):
+                    for arg in marker.args:
+                        sources.setdefault(ast.literal_eval(arg), []).append(reach)
+    return sources
+
+
+def _clauses():
+    return [c for c in reg.default().clauses.values() if not c.withdrawn and QUANTIFIER.search(c.text)]
+
+
+def _covered(clause, seen=()) -> bool:
+    """The clause names a population, or refers to a clause that (in turn) does."""
+    if _named(clause):
+        return True
+    clauses = reg.default().clauses
+    return any(
+        ref not in seen and ref in clauses and _covered(clauses[ref], (*seen, clause.id))
+        for ref in CLAUSE_REF.findall(clause.text)
+    )
+
+
+@pytest.mark.parametrize("clause", _clauses(), ids=lambda c: c.id)
+def test_quantifying_clause_says_what_it_ranges_over(clause):
+    kinds = [clause.id in ENUMERATED, clause.id in NOT_QUANTIFIED, clause.id in UNAUDITED, _covered(clause)]
+    assert sum(kinds) == 1, (
+        f"{clause.id} ({clause.page}.md:{clause.line}) quantifies: name a population of "
+        "conformance/harness/populations.py, refer to a clause that does, or list it in exactly one of "
+        "ENUMERATED / NOT_QUANTIFIED with the reason"
+    )
+
+
+@pytest.mark.parametrize("clause", [c for c in _clauses() if _named(c)], ids=lambda c: c.id)
+def test_named_population_is_shown_and_run(clause):
+    page = (reg.SPEC_DIR / f"{clause.page}.md").read_text()
+    reach = "\n".join(_test_sources().get(clause.id, []))
+    for name in _named(clause):
+        assert re.search(rf"^:::+\{{population\}} {name}$", page, re.MULTILINE), (
+            f"{clause.page}.md does not show {name}"
+        )
+        assert re.search(rf"\b{name}\b", reach), f"no test of {clause.id} runs over {name}"
+
+
+def test_exemption_lists_hold_only_quantifying_clauses():
+    ids = {c.id for c in _clauses()}
+    for listed in (ENUMERATED, NOT_QUANTIFIED, UNAUDITED):
+        assert set(listed) <= ids, sorted(set(listed) - ids)
+
+
+def test_every_quantifying_clause_is_audited():
+    assert not UNAUDITED, f"{len(UNAUDITED)} quantifying clauses not audited yet: {sorted(UNAUDITED)}"
+
+
+def test_population_file_is_torch_free():
+    assert "import torch\n" not in Path(populations.__file__).read_text().split('"""', 2)[2].split("def ")[0]
