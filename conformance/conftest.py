@@ -8,5 +8,7 @@ from conformance.harness.plugin import (  # noqa: F401
     pytest_generate_tests,
     pytest_runtest_makereport,
     pytest_runtest_setup,
+    run,
+    run_mode,
     torch_global_state_guard,
 )

@@ -1,4 +1,4 @@
-"""What a complete run is: every test of every (clause, device) the suite holds, and which of them ran.
+"""What a complete run is: every test of every (clause, device, mode) the suite holds, and which of them ran.
 
 A clause is ``pass`` only when every one of its tests for that device was
 collected, executed in this run and passed. To know "every", the manifest is
@@ -19,13 +19,18 @@ from pathlib import Path
 
 import pytest
 
-Key = tuple[str, str]  # (clause id, device)
+Key = tuple[str, str, str]  # (clause id, device, mode)
 
 
 def item_device(item) -> str | None:
     """The device a test item runs on; None for items that are not parametrized over a real device."""
     device = item.callspec.params.get("device") if hasattr(item, "callspec") else None
     return device if isinstance(device, str) else None
+
+
+def item_mode(item) -> str:
+    """The mode a test item runs in: a test without the ``run`` fixture runs eagerly only (harness/modes.py)."""
+    return item.callspec.params.get("run_mode", "eager") if hasattr(item, "callspec") else "eager"
 
 
 def item_clauses(item) -> list[str]:
@@ -41,7 +46,7 @@ def _expand(node) -> Iterator[pytest.Item]:
 
 
 class Manifest:
-    """Expected tests per (clause, device), filled from collection; what ran is checked against it."""
+    """Expected tests per (clause, device, mode), filled from collection; what ran is checked against it."""
 
     def __init__(self, test_files: Iterable[Path]):
         self.test_files = sorted(test_files)
@@ -56,7 +61,7 @@ class Manifest:
             if device is None or not applies(item):
                 continue
             for cid in item_clauses(item):
-                self.expected[(cid, device)].add(item.nodeid)
+                self.expected[(cid, device, item_mode(item))].add(item.nodeid)
 
     def add_module_report(self, report, applies) -> None:
         """A module's collect report lists all its tests, whatever the user then deselects."""
@@ -74,13 +79,13 @@ class Manifest:
     def to_wire(self) -> dict:
         """A form that pytest-xdist can send from a worker to the controller."""
         return {
-            "expected": [[cid, dev, sorted(ids)] for (cid, dev), ids in self.expected.items()],
+            "expected": [[*key, sorted(ids)] for key, ids in self.expected.items()],
             "deselected": sorted(self.deselected),
         }
 
     def merge_wire(self, wire: dict) -> None:
-        for cid, dev, ids in wire["expected"]:
-            self.expected[(cid, dev)].update(ids)
+        for cid, dev, mode, ids in wire["expected"]:
+            self.expected[(cid, dev, mode)].update(ids)
         self.deselected.update(wire["deselected"])
 
     def missing(self, key: Key, ran: dict[str, dict]) -> tuple[int, list[str]]:

@@ -35,20 +35,34 @@ import textwrap
 import pytest
 
 from . import devices as dev
+from . import modes as mod
 from . import registry as reg
 from . import results
-from .manifest import item_clauses, item_device
+from .manifest import item_clauses, item_device, item_mode
 from .recorder import Recorder, not_applicable
 
 SUITE_DIR = reg.ROOT / "conformance"
 # Options that select part of the suite: a recording (--record) refuses them before running anything.
-SELECTING = {"keyword": "-k", "markexpr": "-m", "deselect": "--deselect", "maxfail": "-x/--maxfail",
-             "lf": "--lf", "stepwise": "--sw", "stepwise_skip": "--sw-skip"}
+SELECTING = {
+    "keyword": "-k",
+    "markexpr": "-m",
+    "deselect": "--deselect",
+    "maxfail": "-x/--maxfail",
+    "lf": "--lf",
+    "stepwise": "--sw",
+    "stepwise_skip": "--sw-skip",
+}
 
 
 def pytest_addoption(parser):
     group = parser.getgroup("conformance")
     group.addoption("--device", default=None, help="comma-separated devices (cpu,meta,cuda,mps); default: all present")
+    group.addoption(
+        "--mode",
+        default=None,
+        help="comma-separated modes (eager,compile): the update step as written, or through torch.compile "
+        "(harness/modes.py); default: eager",
+    )
     group.addoption(
         "--ignore-ranges",
         action="store_true",
@@ -72,11 +86,12 @@ def pytest_configure(config):
     try:
         config._conformance_registry = reg.default()
         config._conformance_devices = dev.select(config.getoption("--device"))
+        config._conformance_modes = mod.select(config.getoption("--mode"))
         if (path := config.getoption("--results")) is not None:
             results.check_writable(path)  # before any test runs, not after the whole run
         if config.getoption("--record") and (why := _selects_part(config)):
             raise results.ResultsError(f"--record needs the whole suite; {why} selects part of it")
-    except (reg.SpecError, dev.DeviceError, results.ResultsError) as exc:
+    except (reg.SpecError, dev.DeviceError, mod.ModeError, results.ResultsError) as exc:
         raise pytest.UsageError(str(exc)) from None
     import torch
 
@@ -103,12 +118,27 @@ def pytest_generate_tests(metafunc):
     if only:
         chosen = [d for d in chosen if d in only.args]
     metafunc.parametrize("device", chosen)
+    if "run_mode" in metafunc.fixturenames:  # the test hands its update step to ``run``: it takes part in every mode
+        metafunc.parametrize("run_mode", metafunc.config._conformance_modes)
 
 
 @pytest.fixture(autouse=True)
 def device(request):
     """The device this test runs on (parametrized over the selected devices)."""
     return request.param
+
+
+@pytest.fixture
+def run_mode(request):
+    """The mode this test runs in (parametrized over the selected modes, for tests that use ``run``)."""
+    return request.param
+
+
+@pytest.fixture
+def run(request, run_mode):
+    """``run(step, *args)``: the test's update step, as written or through torch.compile (harness/modes.py)."""
+    runner = request.node._conformance_runner = mod.Runner(run_mode)
+    return runner
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -129,8 +159,8 @@ def pytest_collection_modifyitems(session, config, items):
         if len({(c.since, c.until, c.withdrawn) for c in clauses}) > 1:
             raise pytest.UsageError(f"{item.nodeid}: clauses {', '.join(ids)} differ in version range; split the test")
         device = item_device(item)
-        if device is None:
-            unselected.append(item)
+        if device is None or item_mode(item) not in config._conformance_modes:
+            unselected.append(item)  # e.g. an eager-only test in a --mode compile run
         elif len({c.excludes_device(device) is None for c in clauses}) > 1:
             why = "; ".join(f"{c.id}: {c.excludes_device(device)}" for c in clauses if c.excludes_device(device))
             raise pytest.UsageError(
@@ -152,6 +182,7 @@ def pytest_runtest_setup(item):
     reason = not_applicable(
         getattr(item, "_conformance_clauses", []),
         item_device(item),
+        item_mode(item),
         torch.__version__,
         ignore_ranges=item.config.getoption("--ignore-ranges"),
     )
@@ -208,10 +239,18 @@ def pytest_runtest_makereport(item, call):
 
     clauses = getattr(item, "_conformance_clauses", [])
     device = item_device(item)
+    observed = dict(getattr(item, "_conformance_observed", {}))
+    runner = getattr(item, "_conformance_runner", None)
+    if runner is not None and runner.mode == "compile" and call.when == "call":
+        observed["graph breaks"] = runner.graph_breaks
+        if report.failed:  # which layer diverged from eager: rerun with Dynamo alone
+            observed["diverging layer"] = layer = runner.attribute(item.runtest)
+            report.sections.append(("conformance", f"diverging layer: {layer} (rerun with backend='eager')"))
     info = {
         "clauses": [c.id for c in clauses],
         "device": device,
-        "observed": getattr(item, "_conformance_observed", {}),
+        "mode": item_mode(item),
+        "observed": observed,
         # skipped by the harness because the clauses say nothing here (not a test that skipped itself)
         "not_applicable": getattr(item, "_conformance_not_applicable", False),
     }
@@ -221,7 +260,8 @@ def pytest_runtest_makereport(item, call):
         report.sections.append(
             (
                 "conformance",
-                f"{head}\ntorch {torch.__version__}, device {device}, python {platform.python_version()}\n"
+                f"{head}\ntorch {torch.__version__}, device {device}, mode {item_mode(item)}, "
+                f"python {platform.python_version()}\n"
                 f"reproduce:\n{_reproducer(item)}",
             )
         )

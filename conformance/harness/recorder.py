@@ -1,4 +1,4 @@
-"""The recorder: per-(clause, device) outcomes of a run, the summary table, and the results files.
+"""The recorder: per-(clause, device, mode) outcomes of a run, the summary table, and the results files.
 
 Runs on the pytest-xdist controller too: the workers collect (and so build the
 manifest, sent back in ``workeroutput``), the controller receives every test
@@ -17,21 +17,24 @@ from collections import defaultdict
 import pytest
 
 from . import devices as dev
+from . import modes as mod
 from . import results
-from .manifest import Manifest, item_clauses, item_device
+from .manifest import Manifest, item_clauses, item_device, item_mode
 
 NOT_APPLICABLE = "not-applicable: "
 WIRE_KEY = "conformance_manifest"
 
 
-def not_applicable(clauses, device: str | None, torch_version: str, ignore_ranges: bool = False) -> str | None:
-    """Why a test of these clauses says nothing on this torch and device, or None when it applies."""
+def not_applicable(clauses, device: str | None, mode: str, torch_version: str, ignore_ranges=False) -> str | None:
+    """Why a test of these clauses says nothing on this torch, device and mode, or None when it applies."""
     reasons = []
     for c in clauses:
         if not ignore_ranges and not c.applies_to(torch_version):
             reasons.append(f"{c.id} holds {c.range_text()}")
-        elif why := c.excludes_device(device):
+        elif why := c.excludes_device(device) or c.excludes_mode(mode):
             reasons.append(f"{c.id}: {why}")
+    if mode == "compile" and (why := mod.unsupported(torch_version)):
+        reasons.append(why)
     return NOT_APPLICABLE + "; ".join(reasons) if reasons else None
 
 
@@ -58,8 +61,8 @@ class Recorder:
         # What this run collects; checked again before writing, so a test edited mid-run is never recorded as fresh.
         self.suite_hash = results.suite_hash(self.registry)
         self.manifest = Manifest(results.TESTS_DIR.glob("test_*.py"))
-        self.ran: dict[tuple[str, str], dict[str, dict]] = defaultdict(dict)
-        self.observed: dict[tuple[str, str], dict] = defaultdict(dict)
+        self.ran: dict[tuple[str, str, str], dict[str, dict]] = defaultdict(dict)  # (clause, device, mode)
+        self.observed: dict[tuple[str, str, str], dict] = defaultdict(dict)
         self.collect_failed = False
         self.finished = False
         self.doc: dict | None = None
@@ -70,7 +73,7 @@ class Recorder:
 
     def _applies(self, item) -> bool:
         clauses = [self.registry.clauses[c] for c in item_clauses(item) if c in self.registry.clauses]
-        return not_applicable(clauses, item_device(item), self.torch_version) is None
+        return not_applicable(clauses, item_device(item), item_mode(item), self.torch_version) is None
 
     def pytest_collectreport(self, report):
         self.collect_failed |= report.failed
@@ -102,11 +105,12 @@ class Recorder:
             return
         entry = {"outcome": report.outcome, "reason": "" if report.passed else short_reason(report)}
         for cid in info["clauses"]:
-            tests = self.ran[(cid, info["device"])]
+            key = (cid, info["device"], info["mode"])
+            tests = self.ran[key]
             before = tests.get(report.nodeid)
             if before is None or (report.failed and before["outcome"] != "failed"):
                 tests[report.nodeid] = entry  # a teardown failure (e.g. leaked state) turns a pass into a failure
-            self.observed[(cid, info["device"])].update(info["observed"])
+            self.observed[key].update(info["observed"])
 
     def document(self) -> dict:
         present = dev.present()
@@ -117,6 +121,7 @@ class Recorder:
             platform.platform(),
             # the selected devices, plus every absent one (reported not-run, never silently left out)
             self.config._conformance_devices + [d for d in dev.KNOWN if d not in present],
+            self.config._conformance_modes,
             present,
             self.ran,
             self.observed,
@@ -129,8 +134,12 @@ class Recorder:
     def pytest_sessionfinish(self, session, exitstatus):
         if self.is_worker:
             return
-        usable = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED,
-                  pytest.ExitCode.NO_TESTS_COLLECTED)
+        usable = (
+            pytest.ExitCode.OK,
+            pytest.ExitCode.TESTS_FAILED,
+            pytest.ExitCode.INTERRUPTED,
+            pytest.ExitCode.NO_TESTS_COLLECTED,
+        )
         # A run stopped by a usage error or a broken collection proves nothing: no results for it.
         self.finished = exitstatus in usable and not self.collect_failed
         if not self.finished:
@@ -148,10 +157,10 @@ class Recorder:
         if results.suite_hash(self.registry) != self.suite_hash:
             self.refused = "the tests or the spec changed while the suite ran"
         elif not_run and self.config.getoption("--record"):
-            cid, device = not_run[0]
-            why = self.doc["devices"][device][cid]["reasons"][0]
+            cid, device, mode = not_run[0]
+            why = self.doc["devices"][device][mode][cid]["reasons"][0]
             self.refused = (
-                f"partial run, {len(not_run)} clauses not run (e.g. {cid} on {device}: {why}); "
+                f"partial run, {len(not_run)} clauses not run (e.g. {cid} on {device}, {mode}: {why}); "
                 "--record needs the whole suite"
             )
         else:
@@ -167,16 +176,17 @@ class Recorder:
         if self.is_worker or self.doc is None:
             return
         doc, tr = self.doc, terminalreporter
-        devices = list(doc["devices"])
-        tr.section("conformance: outcome per clause and device")
+        # a column per device and selected mode (the modes not selected are all not-run)
+        columns = [(d, m) for d in doc["devices"] for m in self.config._conformance_modes]
+        tr.section("conformance: outcome per clause, device and mode")
         tr.write_line(f"torch {self.torch_version}, python {doc['python']}, suite {doc['suite_hash'][:19]}")
-        tr.write_line("clause".ljust(12) + "".join(d.ljust(16) for d in devices))
+        tr.write_line("clause".ljust(12) + "".join(f"{d} {m}".ljust(20) for d, m in columns))
         totals = defaultdict(int)
-        for cid in sorted(doc["devices"][devices[0]], key=natural):
-            row = [doc["devices"][d][cid]["outcome"] for d in devices]
+        for cid in sorted(self.registry.clauses, key=natural):
+            row = [doc["devices"][d][m][cid]["outcome"] for d, m in columns]
             for outcome in row:
                 totals[outcome] += 1
-            tr.write_line(cid.ljust(12) + "".join(o.ljust(16) for o in row))
+            tr.write_line(cid.ljust(12) + "".join(o.ljust(20) for o in row))
         tr.write_line("clause outcomes: " + ", ".join(f"{totals[o]} {o}" for o in results.OUTCOMES))
         if not_run := results.partial(doc):
             tr.write_line(
@@ -204,7 +214,7 @@ class Recorder:
         for cid, clause in self.registry.clauses.items():
             if not (clause.since or clause.until):
                 continue
-            reports = [r for (c, _), tests in self.ran.items() if c == cid for r in tests.values()]
+            reports = [r for (c, _, _), tests in self.ran.items() if c == cid for r in tests.values()]
             failed = any(r["outcome"] == "failed" for r in reports)
             if not reports:
                 verdicts[cid] = (True, "no test ran")

@@ -15,7 +15,8 @@ MyST directive::
 ``since`` is inclusive and ``until`` exclusive (``until: 2.4`` = holds on every
 release before 2.4). ``needs: values`` marks a clause about tensor values or
 gradients, which the ``meta`` device (shapes only) cannot show; ``devices: meta``
-limits a clause to the devices named. Elsewhere the clause is not-applicable. An example is a
+limits a clause to the devices named, ``modes: eager`` (or ``compile``) to one mode
+(harness/modes.py). Elsewhere the clause is not-applicable. An example is a
 ``{example}`` directive holding a doctest; ``:clauses:`` names what it shows.
 
 Options go right below the directive line; a directive ends at a line holding
@@ -43,9 +44,10 @@ SPEC_DIR = ROOT / "spec"
 
 LEVELS = ("MUST", "SHOULD", "MAY", "UNSPECIFIED")
 CLAUSE_ID = re.compile(r"^[A-Z][A-Z0-9]*-[1-9][0-9]*$")
-OPTIONS = {"level", "since", "until", "needs", "devices", "withdrawn"}
+OPTIONS = {"level", "since", "until", "needs", "devices", "modes", "withdrawn"}
 EXAMPLE_OPTIONS = {"clauses"}
 DEVICES = ("cpu", "meta", "cuda", "mps")  # kept in step with harness.devices.KNOWN (no torch import here)
+MODES = ("eager", "compile")  # harness.modes: the update step as written, or through torch.compile
 
 # A directive's opening line, ``:::{name} argument`` (or backticks); it ends at a line holding just the same fence.
 _OPENING = re.compile(r"^(?P<fence>:{3,}|`{3,})\{(?P<name>[\w-]+)\}[ \t]*(?P<arg>.*)$")
@@ -68,6 +70,7 @@ class Clause:
     needs_values: bool = False
     withdrawn: str | None = None
     devices: tuple[str, ...] = ()  # empty: every device
+    modes: tuple[str, ...] = ()  # empty: every mode its tests take part in
 
     @property
     def anchor(self) -> str:
@@ -94,6 +97,12 @@ class Clause:
             return f"clause is about {', '.join(self.devices)} only"
         if self.needs_values and device == "meta":
             return "clause needs values; meta tensors have none"
+        return None
+
+    def excludes_mode(self, mode: str) -> str | None:
+        """Why this clause says nothing about the mode, or None when it may apply there."""
+        if self.modes and mode not in self.modes:
+            return f"clause is about {', '.join(self.modes)} mode only"
         return None
 
     def range_text(self) -> str:
@@ -207,12 +216,17 @@ def _clause(arg: str, line: int, body: Body, page: str, stem: str) -> Clause:
         raise SpecError(f"{at['devices']}: :devices: names no device; name one or more of {', '.join(DEVICES)}")
     if unknown := sorted(set(devices) - set(DEVICES)):
         raise SpecError(f"{at['devices']}: unknown device(s) {', '.join(unknown)}; known: {', '.join(DEVICES)}")
+    modes = tuple(opts.get("modes", ("",))[0].split())
+    if "modes" in opts and not modes:
+        raise SpecError(f"{at['modes']}: :modes: names no mode; name one of {', '.join(MODES)}")
+    if unknown := sorted(set(modes) - set(MODES)):
+        raise SpecError(f"{at['modes']}: unknown mode(s) {', '.join(unknown)}; known: {', '.join(MODES)}")
     withdrawn = opts.get("withdrawn", (None,))[0]
     if withdrawn == "":
         raise SpecError(f"{at['withdrawn']}: :withdrawn: needs a reason")
     if not text:
         raise SpecError(f"{page}:{line}: {arg} has no statement")
-    return Clause(arg, stem, line, level, text, since, until, needs == "values", withdrawn, devices)
+    return Clause(arg, stem, line, level, text, since, until, needs == "values", withdrawn, devices, modes)
 
 
 def _example(arg: str, line: int, body: Body, page: str, stem: str) -> Example:

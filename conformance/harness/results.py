@@ -1,21 +1,24 @@
-"""Results files: one JSON document per run, per-clause outcomes per device.
+"""Results files: one JSON document per run, per-clause outcomes per device and mode.
 
-Schema (``schema_version`` 2)::
+Schema (``schema_version`` 3)::
 
-    {"schema_version": 2, "torch": "2.13.0+cpu", "python": "3.11.7",
+    {"schema_version": 3, "torch": "2.13.0+cpu", "python": "3.11.7",
      "platform": "Linux-...", "suite_hash": "sha256:...",
      "present": ["cpu", "meta"],
-     "devices": {"cpu": {"DATA-1": {"outcome": "pass", "tests": 3,
-                                     "reasons": [], "observed": {}}}}}
+     "devices": {"cpu": {"eager": {"DATA-1": {"outcome": "pass", "tests": 3,
+                                               "reasons": [], "observed": {}}},
+                         "compile": {...}}}}
 
-Outcomes: ``pass`` (every test of the clause for that device was collected,
-ran in this run and passed), ``fail`` (at least one failed; ``reasons`` says
-why), ``not-applicable`` (the clause's version range excludes this torch, it
-is withdrawn, or it is not about the device), ``not-run`` (the device is
-absent, or some test of the clause did not run: deselected, not collected,
-stopped early). ``present`` lists the devices the machine had: a device not in
-it can only be ``not-run``. A document with a ``not-run`` on a present device
-is *partial*: it is never accepted as recorded results.
+Outcomes: ``pass`` (every test of the clause for that device and mode was
+collected, ran in this run and passed), ``fail`` (at least one failed; ``reasons``
+says why), ``not-applicable`` (the clause's version range excludes this torch, it
+is withdrawn, it is not about the device or the mode, torch.compile cannot run on
+this torch, or, in compile mode, none of its tests runs user code compiled),
+``not-run`` (the device is absent, the mode was not selected, or some test of the
+clause did not run: deselected, not collected, stopped early). ``present`` lists
+the devices the machine had: a device not in it can only be ``not-run``. A
+document with a ``not-run`` on a present device is *partial*: it is never
+accepted as recorded results.
 """
 
 from __future__ import annotations
@@ -28,15 +31,16 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from . import modes as mod
 from . import registry as reg
 from .devices import KNOWN
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 OUTCOMES = ("pass", "fail", "not-applicable", "not-run")
 SUITE_DIR = reg.ROOT / "conformance"
 TESTS_DIR = SUITE_DIR / "tests"
 # Harness modules whose code the tests run (helpers, populations): a change there can change outcomes too.
-SUITE_MODULES = (SUITE_DIR / "harness" / "checks.py",)
+SUITE_MODULES = tuple(SUITE_DIR / "harness" / f for f in ("checks.py", "modes.py", "populations.py"))
 RESULTS_DIR = SUITE_DIR / "results"
 REFRESH_HINT = "refresh them with: nox -s conformance"
 
@@ -48,38 +52,43 @@ def suite_hash(registry: reg.Registry | None = None) -> str:
     for path in [*sorted(TESTS_DIR.glob("*.py")), *SUITE_MODULES]:
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     for c in sorted(registry.clauses.values(), key=lambda c: c.id):
-        h.update(repr((c.id, c.level, str(c.since), str(c.until), c.needs_values, c.withdrawn, c.devices)).encode())
+        meta = (c.id, c.level, str(c.since), str(c.until), c.needs_values, c.withdrawn, c.devices, c.modes)
+        h.update(repr(meta).encode())
     for e in registry.examples:
         h.update(repr((e.page, e.clauses, e.code)).encode())
     return "sha256:" + h.hexdigest()
 
 
-def expected_outcome(clause: reg.Clause, device: str, torch_version: str, present) -> tuple[str, str] | None:
-    """The outcome a clause must have whatever its tests do (with its reason), or None when its tests decide."""
+def expected_outcome(clause: reg.Clause, device: str, mode: str, torch_version: str, python: str, present):
+    """The outcome a clause must have whatever its tests do, as (outcome, reason), or None when its tests decide."""
     if clause.withdrawn is not None:
         return "not-applicable", f"withdrawn: {clause.withdrawn}"
     if not clause.applies_to(torch_version):
         return "not-applicable", f"holds {clause.range_text()}; this is torch {torch_version}"
-    if excluded := clause.excludes_device(device):
+    if excluded := clause.excludes_device(device) or clause.excludes_mode(mode):
         return "not-applicable", excluded
+    if mode == "compile" and (why := mod.unsupported(torch_version, python)):
+        return "not-applicable", why
     if device not in present:
         return "not-run", f"device {device} not present"
     return None
 
 
-def clause_outcome(clause, device, torch_version, present, ran: dict[str, dict], manifest=None):
-    """(outcome, tests run, reasons) of one clause on one device.
+def clause_outcome(clause, device, mode, torch_version, python, present, ran: dict[str, dict], manifest=None):
+    """(outcome, tests run, reasons) of one clause on one device in one mode.
 
-    ran: {nodeid: {"outcome": passed|failed|skipped, "reason": ...}} for the clause's tests on the device;
+    ran: {nodeid: {"outcome": passed|failed|skipped, "reason": ...}} for the clause's tests on the device and mode;
     manifest: what the whole suite expects (harness.manifest); without one, the tests that ran are all there are.
     """
-    if fixed := expected_outcome(clause, device, torch_version, present):
+    if fixed := expected_outcome(clause, device, mode, torch_version, python, present):
         return fixed[0], 0, [fixed[1]]
     executed = [e for e in ran.values() if e["outcome"] in ("passed", "failed")]
     if failed := [e["reason"] for e in executed if e["outcome"] == "failed"]:
         return "fail", len(executed), failed
     if manifest is not None:
-        expected, missing = manifest.missing((clause.id, device), ran)
+        expected, missing = manifest.missing((clause.id, device, mode), ran)
+        if not expected and mode == "compile":
+            return "not-applicable", 0, [mod.EAGER_ONLY]
     else:
         expected = len(ran)
         missing = [f"{n}: skipped: {e['reason']}" for n, e in ran.items() if e["outcome"] == "skipped"]
@@ -90,8 +99,11 @@ def clause_outcome(clause, device, torch_version, present, ran: dict[str, dict],
     return "pass", len(executed), []
 
 
-def build(registry, torch_version, python, platform, devices, present, ran, observed, manifest=None, hash_=None):
-    """ran: {(clause_id, device): {nodeid: report entry}}; observed: {(clause_id, device): {name: value}}."""
+def build(registry, torch_version, python, platform, devices, modes, present, ran, observed, manifest=None, hash_=None):
+    """ran: {(clause, device, mode): {nodeid: report entry}}; observed: {(clause, device, mode): {name: value}}.
+
+    modes: the modes this run selected; the others are reported ``not-run`` (never left out).
+    """
     doc = {
         "schema_version": SCHEMA_VERSION,
         "torch": torch_version,
@@ -102,25 +114,41 @@ def build(registry, torch_version, python, platform, devices, present, ran, obse
         "devices": {},
     }
     for device in devices:
-        table = doc["devices"][device] = {}
-        for cid, clause in sorted(registry.clauses.items()):
-            outcome, tests, reasons = clause_outcome(
-                clause, device, torch_version, present, ran.get((cid, device), {}), manifest
-            )
-            table[cid] = {
-                "outcome": outcome,
-                "tests": tests,
-                "reasons": sorted(set(reasons)),
-                "observed": observed.get((cid, device), {}),
-            }
+        doc["devices"][device] = {}
+        for mode in mod.KNOWN:
+            table = doc["devices"][device][mode] = {}
+            for cid, clause in sorted(registry.clauses.items()):
+                key = (cid, device, mode)
+                if mode in modes:
+                    outcome, tests, reasons = clause_outcome(
+                        clause, device, mode, torch_version, python, present, ran.get(key, {}), manifest
+                    )
+                else:
+                    outcome, tests, reasons = expected_outcome(
+                        clause, device, mode, torch_version, python, present
+                    ) or ("not-run", f"mode {mode} not selected (--mode)")
+                    outcome, tests, reasons = outcome, 0, [reasons]
+                table[cid] = {
+                    "outcome": outcome,
+                    "tests": tests,
+                    "reasons": sorted(set(reasons)),
+                    "observed": observed.get(key, {}),
+                }
     return doc
 
 
-def partial(doc: dict) -> list[tuple[str, str]]:
-    """(clause, device) for every clause not run on a device that was present: what makes a run partial."""
+def tables(doc: dict):
+    """((device, mode), {clause: entry}) for every device and mode of a document."""
+    for device, by_mode in doc["devices"].items():
+        for mode, table in by_mode.items():
+            yield (device, mode), table
+
+
+def partial(doc: dict) -> list[tuple[str, str, str]]:
+    """(clause, device, mode) for every clause not run on a present device: what makes a run partial."""
     return [
-        (cid, device)
-        for device, table in doc["devices"].items()
+        (cid, device, mode)
+        for (device, mode), table in tables(doc)
         if device in doc["present"]
         for cid, entry in table.items()
         if entry["outcome"] == "not-run"
@@ -232,17 +260,20 @@ def validate(doc: dict, where: str, registry: reg.Registry | None = None) -> Non
         fail(f"present must be a list of devices among {', '.join(KNOWN)}")
     if not isinstance(doc["devices"], dict) or not doc["devices"]:
         fail("devices must be a non-empty object")
-    for device, table in doc["devices"].items():
+    for device, by_mode in doc["devices"].items():
         if device not in KNOWN:
             fail(f"unknown device {device!r}")
+        if not isinstance(by_mode, dict) or set(by_mode) != set(mod.KNOWN):
+            fail(f"devices.{device} must map each mode ({', '.join(mod.KNOWN)}) to its outcomes")
+    for (device, mode), table in tables(doc):
         if not isinstance(table, dict):
-            fail(f"devices.{device} is not an object")
+            fail(f"devices.{device}.{mode} is not an object")
         if missing := sorted(set(registry.clauses) - set(table)):
-            fail(f"{device}: clauses missing: {', '.join(missing)}")
+            fail(f"{device}.{mode}: clauses missing: {', '.join(missing)}")
         if extra := sorted(set(table) - set(registry.clauses)):
-            fail(f"{device}: unknown clauses: {', '.join(extra)}")
+            fail(f"{device}.{mode}: unknown clauses: {', '.join(extra)}")
         for cid, entry in table.items():
-            here = f"{device}.{cid}"
+            here = f"{device}.{mode}.{cid}"
             if not isinstance(entry, dict) or set(entry) != ENTRY_KEYS:
                 fail(f"{here}: entry must have exactly outcome, tests, reasons, observed")
             outcome, tests, reasons, observed = (entry[k] for k in ("outcome", "tests", "reasons", "observed"))
@@ -258,11 +289,14 @@ def validate(doc: dict, where: str, registry: reg.Registry | None = None) -> Non
                 fail(f"{here}: outcome {outcome} needs a reason")
             if outcome == "pass" and tests < 1:
                 fail(f"{here}: pass with no test run")
-            fixed = expected_outcome(registry.clauses[cid], device, doc["torch"], present)
+            fixed = expected_outcome(registry.clauses[cid], device, mode, doc["torch"], doc["python"], present)
             if fixed and fixed[0] != outcome:
                 fail(f"{here}: {outcome} is impossible here ({fixed[1]}); expected {fixed[0]}")
-            if not fixed and outcome == "not-applicable":
-                fail(f"{here}: not-applicable, but the clause applies to torch {doc['torch']} on {device}")
+            # In compile mode a clause whose tests all run eagerly is not-applicable: only the run knows that.
+            if not fixed and outcome == "not-applicable" and reasons != [mod.EAGER_ONLY]:
+                fail(f"{here}: not-applicable, but the clause applies to torch {doc['torch']} on {device} in {mode}")
+            if outcome == "not-applicable" and reasons == [mod.EAGER_ONLY] and mode != "compile":
+                fail(f"{here}: only compile mode can be {mod.EAGER_ONLY!r}")
 
 
 def load(path: Path, registry: reg.Registry | None = None) -> dict:

@@ -100,18 +100,25 @@ def test_write_through_data_changes_values(device, write):
 
 # > DATA-6: When autograd has saved `x` for backward and `x` is then modified through `x.data`,
 # > `backward()` raises no error and computes the gradient from the modified values.
+def _data_setitem(x, new):
+    x.data[:] = new
+
+
+# The update steps of DATA-6, each run as written or compiled (the `run` fixture).
+DATA_WRITES = {
+    "x.data.mul_(10)": lambda x, new: x.data.mul_(10),
+    "x.data[:] = 10 * x": _data_setitem,
+    "x.data.copy_(10 * x)": lambda x, new: x.data.copy_(new),
+}
+
+
 @pytest.mark.clause("DATA-6")
-@pytest.mark.parametrize("spelling", ["x.data.mul_(10)", "x.data[:] = 10 * x", "x.data.copy_(10 * x)"])
-def test_write_through_data_to_saved_tensor_gives_wrong_gradient(device, spelling):
+@pytest.mark.parametrize("spelling", list(DATA_WRITES))
+def test_write_through_data_to_saved_tensor_gives_wrong_gradient(device, spelling, run):
     x = leaf(device)
     y = (x * x).sum()  # MulBackward0 saves x
     new = torch.tensor([10.0, 20.0], device=device)
-    if spelling == "x.data.mul_(10)":
-        x.data.mul_(10)
-    elif spelling == "x.data[:] = 10 * x":
-        x.data[:] = new
-    else:
-        x.data.copy_(new)
+    run(DATA_WRITES[spelling], x, new)
     y.backward()
     assert_values(x.grad, [20.0, 40.0], "x.grad (correct would be [2.0, 4.0])")
 

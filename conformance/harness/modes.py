@@ -1,0 +1,111 @@
+"""Modes: a test's update step run as written (``eager``) or through ``torch.compile`` (``compile``).
+
+Note [Writing a test that runs in both modes]
+---------------------------------------------
+The update step of a test, the user code its clause is about, goes into a function handed to the
+``run`` fixture; set-up and assertions stay outside it and always run eagerly::
+
+    # > DATA-6: ...
+    @pytest.mark.clause("DATA-6")
+    def test_data_write_is_not_checked(device, run):
+        x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+        y = (x * x).sum()
+        run(lambda x: x.data.mul_(2), x)  # eager: called; compile: torch.compile(step, backend="aot_eager")
+        y.backward()
+        assert x.grad.tolist() == [4.0, 8.0]
+
+A test that asks for ``run`` runs once per selected mode (ids ``test_x[cpu-eager]``,
+``test_x[cpu-compile]``); a test without it is eager-only, and a clause none of whose tests
+takes part is ``not-applicable`` in compile mode. ``run.function(step)`` returns the step
+compiled once, to call it several times (a mutation between two calls of one compiled function:
+Dynamo's guards). Dynamo is reset before each compile-mode test. A graph break is not a failure:
+the number of breaks is recorded as an observation. When a compile-mode test fails, the harness
+runs it once more with ``backend="eager"`` (Dynamo alone) and records the layer that diverged:
+``dynamo`` when that fails too, else ``aot_autograd``.
+"""
+
+from __future__ import annotations
+
+import platform
+
+from .registry import MODES as KNOWN  # noqa: F401  (one list of mode names)
+
+BACKEND = "aot_eager"
+EAGER_ONLY = "no test of this clause runs its update step under torch.compile"
+
+
+class ModeError(ValueError):
+    pass
+
+
+def select(requested: str | None) -> list[str]:
+    """The modes to run: eager by default, else the comma-separated list asked for."""
+    if requested is None:
+        return ["eager"]
+    chosen = [name.strip() for name in requested.split(",") if name.strip()]
+    if not chosen:
+        raise ModeError(f"--mode {requested!r} names no mode; give e.g. --mode eager,compile")
+    for name in chosen:
+        if name not in KNOWN:
+            raise ModeError(f"unknown mode {name!r}; known modes: {', '.join(KNOWN)}")
+    return list(dict.fromkeys(chosen))
+
+
+def unsupported(torch_version: str, python: str | None = None) -> str | None:
+    """Why torch.compile cannot run on this torch and Python, or None when it can (no torch import)."""
+    from packaging.version import Version
+
+    python = python or platform.python_version()
+    if Version(Version(torch_version).base_version) < Version("2.1") and Version(python) >= Version("3.11"):
+        return f"torch.compile does not support Python {python} on torch {torch_version} (it does from torch 2.1)"
+    return None
+
+
+class Runner:
+    """The ``run`` fixture's value: runs an update step in the test's mode."""
+
+    def __init__(self, mode: str):
+        self.mode = mode
+        self.backend = BACKEND
+        self.graph_breaks = 0
+        if mode == "compile":
+            import torch._dynamo
+
+            torch._dynamo.reset()
+
+    def function(self, step):
+        """The step as this mode runs it: itself in eager mode, compiled once in compile mode."""
+        if self.mode == "eager":
+            return step
+        import torch
+        from torch._dynamo.utils import counters
+
+        compiled = torch.compile(step, backend=self.backend)
+
+        def call(*args, **kwargs):
+            before = sum(counters["graph_break"].values())
+            try:
+                return compiled(*args, **kwargs)
+            finally:
+                self.graph_breaks += sum(counters["graph_break"].values()) - before
+
+        return call
+
+    def __call__(self, step, *args, **kwargs):
+        return self.function(step)(*args, **kwargs)
+
+    def attribute(self, rerun) -> str:
+        """After a compile-mode failure: run the test again with Dynamo alone; name the layer that diverged."""
+        import pytest
+        import torch._dynamo
+
+        self.backend = "eager"
+        torch._dynamo.reset()
+        try:
+            rerun()
+        except (Exception, pytest.fail.Exception):  # pytest.fail's exception is no Exception
+            return "dynamo"
+        finally:
+            self.backend = BACKEND
+            torch._dynamo.reset()
+        return "aot_autograd"
