@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename  # noqa: E402
 from packaging.version import InvalidVersion, Version  # noqa: E402
 
-from conformance.harness import diff, results  # noqa: E402
+from conformance.harness import diff, modes, results  # noqa: E402
 from conformance.harness.devices import KNOWN  # noqa: E402
 from conformance.window import numpy_requirement  # noqa: E402
 
@@ -183,6 +183,8 @@ def run_suite(python: Path, out_dir: Path, spec: str, pytest_args: list[str]) ->
             "no:cacheprovider",
             "--results",
             str(out_dir / "{device}.json"),
+            "--mode",
+            ",".join(modes.KNOWN),  # a recording holds both modes
             *pytest_args,
         ],
         cwd=ROOT,
@@ -209,7 +211,7 @@ def run_suite(python: Path, out_dir: Path, spec: str, pytest_args: list[str]) ->
     if not any(
         entry["outcome"] in ("pass", "fail")
         for doc in new.values()
-        for table in doc["devices"].values()
+        for _, table in results.tables(doc)
         for entry in table.values()
     ):
         raise UsageError(f"no test of the suite ran on any device, nothing to compare {where}")
@@ -276,7 +278,8 @@ def check(argv=None) -> int:
             if missing := [d for d in KNOWN if d not in new]:
                 why = f"this run has none for {', '.join(missing)} (a recording holds every device)"
             elif not_run:
-                why = f"a partial run ({len(not_run)} clauses not run, e.g. {not_run[0][0]} [{not_run[0][1]}])"
+                cid, device, mode = not_run[0]
+                why = f"a partial run ({len(not_run)} clauses not run, e.g. {cid} [{device}, {mode}])"
             if missing or not_run:
                 print(f"release check: results not written: {why}", file=sys.stderr)
             else:

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_outcomes_of_demo(demo):
     code, output, doc = run(demo)
     assert code == 0, output
-    cpu, meta = doc["devices"]["cpu"], doc["devices"]["meta"]
+    cpu, meta = doc["devices"]["cpu"]["eager"], doc["devices"]["meta"]["eager"]
     assert cpu["DEMO-1"] == {"outcome": "pass", "tests": 1, "reasons": [], "observed": {}}
     assert cpu["DEMO-2"]["outcome"] == "pass" and cpu["DEMO-2"]["observed"] == {"version": 2}
     assert cpu["DEMO-3"]["outcome"] == "not-applicable" and "until 1.0" in cpu["DEMO-3"]["reasons"][0]
@@ -23,7 +23,7 @@ def test_outcomes_of_demo(demo):
     assert cpu["DEMO-5"]["outcome"] == "not-applicable" and meta["DEMO-5"]["outcome"] == "pass"
     assert "clause is about meta only" in cpu["DEMO-5"]["reasons"][0]
     for absent in set(devices.KNOWN) - set(devices.present()):
-        assert {e["outcome"] for e in doc["devices"][absent].values()} <= {"not-run", "not-applicable"}
+        assert {e["outcome"] for e in doc["devices"][absent]["eager"].values()} <= {"not-run", "not-applicable"}
     results.validate(doc, "demo", registry.load(demo / "spec"))
     assert "DEMO-1      pass" in output, "per-clause summary is printed"
 
@@ -76,7 +76,7 @@ def test_device_selection(demo):
     code, output, doc = run(demo, "--device", "meta")
     assert code == 0, output
     assert "cpu" not in doc["devices"], "a present device that was not selected is not reported"
-    assert doc["devices"]["meta"]["DEMO-1"]["outcome"] == "pass"
+    assert doc["devices"]["meta"]["eager"]["DEMO-1"]["outcome"] == "pass"
 
 
 def test_failure_output_names_clause_page_version_device_and_reproducer(demo):
@@ -95,7 +95,7 @@ def test_failure_output_names_clause_page_version_device_and_reproducer(demo):
     assert f"torch {torch.__version__}, device cpu" in output
     assert "python -m pytest 'conformance/tests/test_extra.py::test_wrong[cpu]'" in output
     assert "device = 'cpu'" in output, "standalone reproducer"
-    entry = doc["devices"]["cpu"]["DEMO-1"]
+    entry = doc["devices"]["cpu"]["eager"]["DEMO-1"]
     assert entry["outcome"] == "fail" and "assert 0 == 5" in entry["reasons"][0]
 
 
@@ -113,7 +113,7 @@ def test_observe_without_observation_fails(demo):
 def test_deselected_clause_is_not_run_never_pass(demo):
     code, _, doc = run(demo, "--device", "cpu", "-k", "test_version")
     assert code == 0
-    assert doc["devices"]["cpu"]["DEMO-4"]["outcome"] == "not-run"
+    assert doc["devices"]["cpu"]["eager"]["DEMO-4"]["outcome"] == "not-run"
 
 
 TWO_TESTS = """
@@ -141,7 +141,7 @@ def test_a_clause_that_lost_one_test_is_not_run(demo, paths, args, why):
     add_test(demo, TWO_TESTS)
     code, output, doc = run(demo, "--device", "cpu", *args, paths=paths)
     assert code == 0, output
-    entry = doc["devices"]["cpu"]["DEMO-1"]
+    entry = doc["devices"]["cpu"]["eager"]["DEMO-1"]
     assert entry["outcome"] == "not-run", entry
     assert "tests did not run" in entry["reasons"][0] and why in entry["reasons"][0], entry
     assert "partial run:" in output
@@ -160,7 +160,7 @@ def test_stopping_early_leaves_the_rest_not_run(demo):
     """)
     code, _, doc = run(demo, "--device", "cpu", "-x", "-p", "no:randomly")  # test_extra.py runs last
     assert code == 1
-    table = doc["devices"]["cpu"]
+    table = doc["devices"]["cpu"]["eager"]
     assert table["DEMO-1"]["outcome"] == "fail"
     assert table["DEMO-2"]["outcome"] == "not-run", "its test in test_extra.py was never reached"
     assert "1 of 2 tests did not run: 1 not collected or not reached" in table["DEMO-2"]["reasons"][0]
@@ -175,7 +175,7 @@ def test_a_test_that_skips_itself_leaves_its_clause_not_run(demo):
             pytest.skip("not-applicable: I decided so")
     """)
     code, _, doc = run(demo, "--device", "cpu")
-    entry = doc["devices"]["cpu"]["DEMO-1"]
+    entry = doc["devices"]["cpu"]["eager"]["DEMO-1"]
     assert code == 0 and entry["outcome"] == "not-run"
     assert any("skipped: not-applicable: I decided so" in r for r in entry["reasons"]), entry
 
@@ -184,7 +184,7 @@ def test_cpu_only_tests_on_a_meta_run_in_parallel(demo):
     """Seen: `--device meta -n 2` crashed with 318 INTERNALERROR lines (pytest's NOTSET placeholder in reports)."""
     code, output, doc = run(demo, "--device", "meta", "-n", "2")
     assert code == 0 and "INTERNALERROR" not in output, output[-3000:]
-    assert doc["devices"]["meta"]["DEMO-1"]["outcome"] == "pass"
+    assert doc["devices"]["meta"]["eager"]["DEMO-1"]["outcome"] == "pass"
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

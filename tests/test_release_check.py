@@ -20,7 +20,7 @@ PRESENT = ["cpu", "meta"]
 def doc_with(outcomes: dict[str, str], device="cpu") -> dict:
     doc = results.build(registry.default(), "2.13.0", "3.11", "x", [device], [device], {}, {})
     for cid, outcome in outcomes.items():
-        doc["devices"][device][cid].update(outcome=outcome, reasons=[f"why {cid}"], tests=1)
+        doc["devices"][device]["eager"][cid].update(outcome=outcome, reasons=[f"why {cid}"], tests=1)
     return doc
 
 
@@ -32,7 +32,7 @@ def test_diff_reports_each_change_with_expected_and_observed():
         ("DATA-1", "newly failing"), ("DATA-2", "newly passing"), ("DATA-3", "newly not-applicable"),
     ]
     text = diff.report(changes)
-    assert "DATA-1 [cpu]: expected pass, observed fail" in text and "observed: why DATA-1" in text
+    assert "DATA-1 [cpu, eager]: expected pass, observed fail" in text and "observed: why DATA-1" in text
 
 
 def test_diff_of_identical_documents_is_empty():
@@ -88,9 +88,9 @@ def test_cli_exits_2_with_one_line_for_a_missing_wheel(tmp_path):
 def test_diff_ignores_devices_that_did_not_run():
     old = doc_with({"DATA-1": "not-run"}, device="cuda")
     new = doc_with({}, device="cuda")
-    for entry in new["devices"]["cuda"].values():
+    for entry in new["devices"]["cuda"]["eager"].values():
         entry.update(outcome="not-run", reasons=["device cuda not present"], tests=0)
-    new["devices"]["cuda"]["DATA-2"].update(outcome="not-applicable")
+    new["devices"]["cuda"]["eager"]["DATA-2"].update(outcome="not-applicable")
     assert diff.compare(old, new) == []
 
 
@@ -158,17 +158,17 @@ def test_bad_wheels_are_usage_errors(tmp_path, name, is_zip, message):
 def whole_doc(version="2.13.0", fail=()) -> dict:
     """A results document of a whole run: every clause that can run on cpu and meta passed (or is in ``fail``)."""
     doc = results.build(registry.default(), version, "3.11", "x", list(KNOWN), PRESENT, {}, {})
-    for device in PRESENT:
-        for cid, entry in doc["devices"][device].items():
-            if entry["outcome"] == "not-run":
+    for (device, mode), table in results.tables(doc):
+        for cid, entry in table.items():
+            if device in PRESENT and entry["outcome"] == "not-run":
                 entry.update(outcome="pass", tests=1, reasons=[])
-            if cid in fail and device == "cpu":
+            if cid in fail and device == "cpu" and mode == "eager":
                 entry.update(outcome="fail", tests=1, reasons=[f"why {cid}"])
     return doc
 
 
 def passing_clause() -> str:
-    return next(cid for cid, entry in whole_doc()["devices"]["cpu"].items() if entry["outcome"] == "pass")
+    return next(cid for cid, entry in whole_doc()["devices"]["cpu"]["eager"].items() if entry["outcome"] == "pass")
 
 
 def record(results_dir, version="2.13.0", **kw):
@@ -429,8 +429,8 @@ def test_a_change_against_the_same_version_is_found_before_it_is_overwritten(
     fake_suite(monkeypatch, tmp_path, lambda t: results.write(whole_doc(fail=(cid,)), t), code=1)
     assert release_check.main(["2.13.0", "--against", "2.13.0"]) == 1
     out = capsys.readouterr().out
-    assert f"{cid} [cpu]: expected pass, observed fail" in out and "results written to" in out
-    assert results.load(results_dir / "2.13.0" / "cpu.json")["devices"]["cpu"][cid]["outcome"] == "fail"
+    assert f"{cid} [cpu, eager]: expected pass, observed fail" in out and "results written to" in out
+    assert results.load(results_dir / "2.13.0" / "cpu.json")["devices"]["cpu"]["eager"][cid]["outcome"] == "fail"
     results.check_recorded(results_dir)  # what was written passes as a recording
 
 
@@ -453,12 +453,12 @@ def test_a_partial_run_is_reported_but_not_written(results_dir, tmp_path, monkey
 
     def partial(template):
         doc = whole_doc("2.13.0")
-        doc["devices"]["cpu"][cid].update(outcome="not-run", tests=0, reasons=["deselected"])
+        doc["devices"]["cpu"]["eager"][cid].update(outcome="not-run", tests=0, reasons=["deselected"])
         results.write(doc, template)
 
     fake_suite(monkeypatch, tmp_path, partial, code=0)
     assert release_check.main(["2.13.0"]) == 1  # a clause that ran before did not run: a change, never all-clear
     captured = capsys.readouterr()
-    assert f"{cid} [cpu]: expected pass, observed not-run" in captured.out
+    assert f"{cid} [cpu, eager]: expected pass, observed not-run" in captured.out
     assert "results not written: a partial run (1 clauses not run" in captured.err
     assert (results_dir / "2.13.0" / "cpu.json").read_bytes() == recorded

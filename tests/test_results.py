@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from conformance.harness import devices, registry, results
+from conformance.harness import devices, modes, registry, results
 
 REGISTRY = registry.default()
 
@@ -14,21 +14,22 @@ REGISTRY = registry.default()
 def complete_doc(torch_version="2.13.0+cpu", present=("cpu", "meta")) -> dict:
     """A whole run: every clause that applies on a present device has one passing test."""
     ran = {
-        (cid, d): {f"t.py::test[{d}]": {"outcome": "passed", "reason": ""}}
+        (cid, d, m): {f"t.py::test[{d}-{m}]": {"outcome": "passed", "reason": ""}}
         for cid in REGISTRY.clauses
         for d in present
+        for m in modes.KNOWN
     }
     return results.build(REGISTRY, torch_version, "3.11", "x", list(devices.KNOWN), list(present), ran, {})
 
 
 def entry(doc, cid, device="cpu"):
-    return doc["devices"][device][cid]
+    return doc["devices"][device]["eager"][cid]
 
 
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (lambda d: d.update(schema_version=1), "schema_version 1, expected 2"),
+        (lambda d: d.update(schema_version=1), "schema_version 1, expected 3"),
         (lambda d: d.pop("present"), "keys"),
         (lambda d: d.update(present=["tpu"]), "present must be a list of devices"),
         (lambda d: entry(d, "DATA-1").update(outcome="passed"), "not one of"),
@@ -39,8 +40,8 @@ def entry(doc, cid, device="cpu"):
         (lambda d: entry(d, "DATA-1").update(outcome="fail", reasons="it broke"), "reasons must be a list"),
         (lambda d: entry(d, "DATA-1").update(observed={"x": [1]}), "observed must map names to plain values"),
         (lambda d: entry(d, "DATA-1").update(outcome="fail", reasons=[]), "needs a reason"),
-        (lambda d: d["devices"]["cpu"].pop("DATA-1"), "clauses missing: DATA-1"),
-        (lambda d: d["devices"]["cpu"].update({"ZZZ-1": {}}), "unknown clauses: ZZZ-1"),
+        (lambda d: d["devices"]["cpu"]["eager"].pop("DATA-1"), "clauses missing: DATA-1"),
+        (lambda d: d["devices"]["cpu"]["eager"].update({"ZZZ-1": {}}), "unknown clauses: ZZZ-1"),
         (lambda d: d["devices"].update(tpu={}), "unknown device"),
         (lambda d: d.update(torch="banana"), "is not a version"),
         (lambda d: d.update(torch=2.13), "torch must be a string"),

@@ -278,7 +278,7 @@ def test_every_kind_of_leak_fails_its_test_names_the_kind_and_is_restored(demo):
             problems.append(f"{kind} (#{i}): the next test found the state still changed: {clean[1][:300]}")
     assert not problems, "\n".join(problems) + "\n" + output[-3000:]
     assert outcomes["test_proper_use"][0] == "passed", outcomes["test_proper_use"]
-    assert doc["devices"]["cpu"]["DEMO-1"]["outcome"] == "fail"
+    assert doc["devices"]["cpu"]["eager"]["DEMO-1"]["outcome"] == "fail"
 
 
 @pytest.mark.parametrize(
@@ -305,4 +305,4 @@ def test_leaked_global_state_fails_the_test_and_is_restored(demo, leak, what):
     assert code == 1
     assert "test leaked global torch state" in output and what in output
     assert "test_after[cpu] PASSED" in run(demo, "--device", "cpu", "-v")[1]
-    assert doc["devices"]["cpu"]["DEMO-1"]["outcome"] == "fail"
+    assert doc["devices"]["cpu"]["eager"]["DEMO-1"]["outcome"] == "fail"

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import results
+
 
 @dataclass(frozen=True)
 class Change:
     clause: str
     device: str
+    mode: str
     before: str
     after: str
     reasons: tuple[str, ...]
@@ -23,19 +26,20 @@ class Change:
 
     def describe(self) -> str:
         why = f"\n      observed: {self.reasons[0]}" if self.reasons else ""
-        return f"  {self.clause} [{self.device}]: expected {self.before}, observed {self.after}{why}"
+        return f"  {self.clause} [{self.device}, {self.mode}]: expected {self.before}, observed {self.after}{why}"
 
 
 def compare(old: dict, new: dict) -> list[Change]:
-    """Changes of outcome for every (clause, device) in both documents, on the devices the new run used."""
+    """Changes of outcome for every (clause, device, mode) in both documents, where the new run ran tests."""
     changes = []
-    for device, table in new["devices"].items():
-        before = old["devices"].get(device)
+    for (device, mode), table in results.tables(new):
+        before = old["devices"].get(device, {}).get(mode)
         if before is None or not any(e["outcome"] in ("pass", "fail") for e in table.values()):
-            continue  # a device absent from the new run has nothing to compare
+            continue  # a device or mode absent from the new run has nothing to compare
         for cid, entry in sorted(table.items()):
             if cid in before and before[cid]["outcome"] != entry["outcome"]:
-                changes.append(Change(cid, device, before[cid]["outcome"], entry["outcome"], tuple(entry["reasons"])))
+                was = before[cid]["outcome"]
+                changes.append(Change(cid, device, mode, was, entry["outcome"], tuple(entry["reasons"])))
     return changes
 
 

@@ -121,12 +121,12 @@ class Recorder:
             platform.platform(),
             # the selected devices, plus every absent one (reported not-run, never silently left out)
             self.config._conformance_devices + [d for d in dev.KNOWN if d not in present],
-            self.config._conformance_modes,
             present,
             self.ran,
             self.observed,
             self.manifest,
             self.suite_hash,
+            modes=self.config._conformance_modes,
         )
 
     # -- the end of the run --
@@ -188,7 +188,10 @@ class Recorder:
                 totals[outcome] += 1
             tr.write_line(cid.ljust(12) + "".join(o.ljust(20) for o in row))
         tr.write_line("clause outcomes: " + ", ".join(f"{totals[o]} {o}" for o in results.OUTCOMES))
-        if not_run := results.partial(doc):
+        not_run = results.partial(doc)
+        if other_modes := sorted({m for _, _, m in not_run} - set(self.config._conformance_modes)):
+            tr.write_line(f"mode {', '.join(other_modes)} not selected: its outcomes are not-run (--mode)", yellow=True)
+        if not_run := [key for key in not_run if key[2] in self.config._conformance_modes]:
             tr.write_line(
                 f"partial run: {len(not_run)} clauses on present devices are not-run, because some of their tests "
                 "were deselected, not collected, skipped or not reached; no pass is claimed for them",

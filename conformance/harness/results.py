@@ -99,7 +99,19 @@ def clause_outcome(clause, device, mode, torch_version, python, present, ran: di
     return "pass", len(executed), []
 
 
-def build(registry, torch_version, python, platform, devices, modes, present, ran, observed, manifest=None, hash_=None):
+def build(
+    registry,
+    torch_version,
+    python,
+    platform,
+    devices,
+    present,
+    ran,
+    observed,
+    manifest=None,
+    hash_=None,
+    modes=mod.KNOWN,
+):
     """ran: {(clause, device, mode): {nodeid: report entry}}; observed: {(clause, device, mode): {name: value}}.
 
     modes: the modes this run selected; the others are reported ``not-run`` (never left out).
@@ -124,10 +136,9 @@ def build(registry, torch_version, python, platform, devices, modes, present, ra
                         clause, device, mode, torch_version, python, present, ran.get(key, {}), manifest
                     )
                 else:
-                    outcome, tests, reasons = expected_outcome(
-                        clause, device, mode, torch_version, python, present
-                    ) or ("not-run", f"mode {mode} not selected (--mode)")
-                    outcome, tests, reasons = outcome, 0, [reasons]
+                    fixed = expected_outcome(clause, device, mode, torch_version, python, present)
+                    outcome, why = fixed or ("not-run", f"mode {mode} not selected (--mode)")
+                    tests, reasons = 0, [why]
                 table[cid] = {
                     "outcome": outcome,
                     "tests": tests,

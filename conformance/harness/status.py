@@ -10,6 +10,7 @@ from packaging.version import Version
 from . import registry as reg
 from . import results
 from .devices import KNOWN
+from .modes import KNOWN as MODES
 
 WORDS = {"pass": "holds", "fail": "FAILS", "not-applicable": "not applicable", "not-run": "not run"}
 
@@ -27,11 +28,19 @@ def recorded() -> dict[tuple[str, str], dict]:
     return found
 
 
+def column(device: str, mode: str) -> str:
+    return device if mode == "eager" else f"{device} compiled"
+
+
+COLUMNS = [column(d, m) for m in MODES for d in KNOWN]  # cpu, meta, ..., cpu compiled, ...
+
+
 def outcomes(clause_id: str) -> dict[str, dict[str, list[str]]]:
-    """{device: {outcome: [versions]}} for one clause, versions in ascending order."""
+    """{column ("cpu", "cpu compiled", ...): {outcome: [versions]}} for one clause, versions in ascending order."""
     table: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    for (version, device), doc in sorted(recorded().items(), key=lambda kv: Version(kv[0][0])):
-        table[device][doc["devices"][device][clause_id]["outcome"]].append(version)
+    for (version, _), doc in sorted(recorded().items(), key=lambda kv: Version(kv[0][0])):
+        for (device, mode), entries in results.tables(doc):
+            table[column(device, mode)][entries[clause_id]["outcome"]].append(version)
     return table
 
 
@@ -54,11 +63,10 @@ def clause_line(clause: reg.Clause) -> str:
         return "Recorded results: none yet."
     # Devices with the same story are told together.
     stories: dict[str, list[str]] = defaultdict(list)
-    for device in KNOWN:
-        if device in table:
+    for name in COLUMNS:
+        if name in table:
             story = "; ".join(
-                f"{WORDS[o]} on {spans(vs, everything)}"
-                for o, vs in sorted(table[device].items(), key=lambda kv: kv[0])
+                f"{WORDS[o]} on {spans(vs, everything)}" for o, vs in sorted(table[name].items(), key=lambda kv: kv[0])
             )
-            stories[story].append(device)
+            stories[story].append(name)
     return "Recorded results: " + " | ".join(f"{', '.join(ds)}: {s}" for s, ds in stories.items()) + "."

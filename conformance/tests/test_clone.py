@@ -46,7 +46,7 @@ def test_clone_autograd_state(device, how):
         y = x.clone()
     if how == "x requires grad":
         assert (y.requires_grad, y.is_leaf, type(y.grad_fn).__name__) == (True, False, "CloneBackward0")
-        (fn, _), = y.grad_fn.next_functions
+        ((fn, _),) = y.grad_fn.next_functions
         assert type(fn).__name__ == "AccumulateGrad" and fn.variable is x
     else:
         assert (y.requires_grad, y.is_leaf, y.grad_fn) == (False, True, None)

@@ -59,8 +59,12 @@ METHODS = {
     "x.zero_()": (lambda x: x.zero_(), [0.0, 0.0, 0.0], "ZeroBackward0", [0.0, 0.0, 0.0]),
     "x.fill_(7)": (lambda x: x.fill_(7.0), [7.0, 7.0, 7.0], "FillBackward2", [0.0, 0.0, 0.0]),
     "x.clamp_(1.5, 2.5)": (lambda x: x.clamp_(1.5, 2.5), [1.5, 2.0, 2.5], "ClampBackward1", [0.0, 1.0, 0.0]),
-    "x.copy_(v)": (lambda x: x.copy_(torch.tensor([5.0, 6.0, 7.0], device=x.device)), [5.0, 6.0, 7.0],
-                   "CopyBackwards", [0.0, 0.0, 0.0]),
+    "x.copy_(v)": (
+        lambda x: x.copy_(torch.tensor([5.0, 6.0, 7.0], device=x.device)),
+        [5.0, 6.0, 7.0],
+        "CopyBackwards",
+        [0.0, 0.0, 0.0],
+    ),
     "x += 1": (_iadd, [2.0, 3.0, 4.0], "AddBackward0", [1.0, 1.0, 1.0]),
     "x *= 3": (_imul, [3.0, 6.0, 9.0], "MulBackward0", [3.0, 3.0, 3.0]),
 }
@@ -239,9 +243,11 @@ def _saved_then_modified(device, spelling):
         x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
         loss = (x * x).sum()
         with torch.no_grad():
-            {"leaf: x.add_(1)": lambda: x.add_(1),
-             "leaf: x.zero_()": lambda: x.zero_(),
-             "leaf: torch.add(x, 1, out=x)": lambda: torch.add(x, 1, out=x)}[spelling]()
+            {
+                "leaf: x.add_(1)": lambda: x.add_(1),
+                "leaf: x.zero_()": lambda: x.zero_(),
+                "leaf: torch.add(x, 1, out=x)": lambda: torch.add(x, 1, out=x),
+            }[spelling]()
         return loss, x
     a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     x = a.clone()
@@ -253,8 +259,14 @@ def _saved_then_modified(device, spelling):
     return loss, x
 
 
-SAVED = ["leaf: x.add_(1)", "leaf: x.zero_()", "leaf: torch.add(x, 1, out=x)",
-         "non-leaf: x += 1", "non-leaf: x.mul_(2)", "non-leaf: x.clamp_(0, 1)"]
+SAVED = [
+    "leaf: x.add_(1)",
+    "leaf: x.zero_()",
+    "leaf: torch.add(x, 1, out=x)",
+    "non-leaf: x += 1",
+    "non-leaf: x.mul_(2)",
+    "non-leaf: x.clamp_(0, 1)",
+]
 
 
 # > INPLACE-11: When autograd has saved a tensor for backward and the tensor is then modified in place (a leaf
@@ -358,8 +370,11 @@ def test_backward_error_under_anomaly_mode(device, manager):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         # check_nan=False: the NaN check reads values, which meta tensors do not have.
-        mode = (torch.autograd.detect_anomaly(check_nan=False) if manager == "detect_anomaly"
-                else torch.autograd.set_detect_anomaly(True, check_nan=False))
+        mode = (
+            torch.autograd.detect_anomaly(check_nan=False)
+            if manager == "detect_anomaly"
+            else torch.autograd.set_detect_anomaly(True, check_nan=False)
+        )
         with mode, raises(RuntimeError, SAVED_MODIFIED) as info:
             loss.backward()
     assert str(info.value).endswith(HINT_ANOMALY)

@@ -91,11 +91,14 @@ def test_fresh_leaf_requiring_grad_backpropagates(device):
 # > with grad mode on) the name refers to a non-leaf that requires grad and has a `grad_fn`
 # > (`AddBackward0` for `x + 1`, `MulBackward0` for `x * 2`, `SubBackward0` for `x - 0.1 * g`).
 @pytest.mark.clause("REBIND-6")
-@pytest.mark.parametrize(("spelling", "grad_fn"), [
-    ("x = x + 1", "AddBackward0"),
-    ("x = x * 2", "MulBackward0"),
-    ("x = x - 0.1 * g", "SubBackward0"),
-])
+@pytest.mark.parametrize(
+    ("spelling", "grad_fn"),
+    [
+        ("x = x + 1", "AddBackward0"),
+        ("x = x * 2", "MulBackward0"),
+        ("x = x - 0.1 * g", "SubBackward0"),
+    ],
+)
 def test_rebinding_to_result_makes_non_leaf(device, spelling, grad_fn):
     x = leaf(device)
     g = torch.ones(2, device=device)

@@ -28,9 +28,9 @@ import sys
 from conformance.harness import registry, results
 version, present = sys.argv[1], ["cpu", "meta"]
 doc = results.build(registry.default(), version, "3.11.7", "demo", list(registry.DEVICES), present, {}, {})
-for device in present:
-    for entry in doc["devices"][device].values():
-        if entry["outcome"] == "not-run":
+for (device, mode), table in results.tables(doc):
+    for entry in table.values():
+        if device in present and entry["outcome"] == "not-run":
             entry.update(outcome="pass", tests=1, reasons=[])
 results.write(doc, "conformance/results/" + version + "/{device}.json")
 results.check_recorded()

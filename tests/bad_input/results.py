@@ -30,7 +30,7 @@ def _results_file(change):
 
 
 def _entry(doc, cid="DEMO-1", device="cpu"):
-    return doc["devices"][device][cid]
+    return doc["devices"][device]["eager"][cid]
 
 
 def _raw(content: bytes):
@@ -73,25 +73,26 @@ CASES = [
                "r.json: cannot read results: 'utf-8' codec can't decode"),
     _file_case("not-an-object", "check a JSON list", _raw(b"[]"), "r.json: not a JSON object"),
     _file_case("old-schema", "check a file of schema 1", _results_file(lambda d: d.update(schema_version=1)),
-               "r.json: schema_version 1, expected 2"),
+               "r.json: schema_version 1, expected 3"),
     _file_case("pass-outside-range", "claim a pass for a clause outside its version range",
                _results_file(lambda d: _entry(d, "DEMO-3").update(outcome="pass", tests=1, reasons=[])),
-               "cpu.DEMO-3: pass is impossible here (holds until 1.0 (exclusive)"),
+               "cpu.eager.DEMO-3: pass is impossible here (holds until 1.0 (exclusive)"),
     _file_case("pass-on-meta-for-values", "claim a pass on meta for a clause that needs values",
-               _results_file(lambda d: d["devices"].update(meta={
-                   **d["devices"]["cpu"], "DEMO-4": {"outcome": "pass", "tests": 1, "reasons": [], "observed": {}}})),
-               "meta.DEMO-4: pass is impossible here (clause needs values"),
+               _results_file(lambda d: d["devices"].update(meta={mode: {
+                   **table, "DEMO-4": {"outcome": "pass", "tests": 1, "reasons": [], "observed": {}}}
+                   for mode, table in d["devices"]["cpu"].items()})),
+               "meta.compile.DEMO-4: pass is impossible here (clause needs values"),
     _file_case("reasons-a-string", "give reasons as a string",
                _results_file(lambda d: _entry(d).update(outcome="fail", reasons="broke")),
-               "cpu.DEMO-1: reasons must be a list of strings"),
+               "cpu.eager.DEMO-1: reasons must be a list of strings"),
     _file_case("tests-a-string", "give the test count as a string",
                _results_file(lambda d: _entry(d).update(tests="2")),
-               "cpu.DEMO-1: tests must be a whole number, is '2'"),
+               "cpu.eager.DEMO-1: tests must be a whole number, is '2'"),
     _file_case("unknown-outcome", "use an outcome that does not exist",
                _results_file(lambda d: _entry(d).update(outcome="passed")),
-               "cpu.DEMO-1: outcome 'passed' not one of pass, fail, not-applicable, not-run"),
-    _file_case("missing-clause", "leave a clause out", _results_file(lambda d: d["devices"]["cpu"].pop("DEMO-1")),
-               "cpu: clauses missing: DEMO-1"),
+               "cpu.eager.DEMO-1: outcome 'passed' not one of pass, fail, not-applicable, not-run"),
+    _file_case("missing-clause", "leave a clause out", _results_file(lambda d: d["devices"]["cpu"]["eager"].pop("DEMO-1")),
+               "cpu.eager: clauses missing: DEMO-1"),
     _file_case("unknown-device", "record a device that does not exist",
                _results_file(lambda d: d["devices"].update(tpu={})), "unknown device 'tpu'"),
     _recorded_case("recorded-partial", "commit the results of a partial run", _partial,
