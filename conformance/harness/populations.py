@@ -596,4 +596,4 @@ ALL.update({FACTORIES.name: FACTORIES})
 # Populations of the tensor pages (clone, copy, data, detach, indexing, inference_mode, views, version_counter, ...).
 
 
-# Populations of the module pages (functional, grad, load_state_dict, no_grad, parameter_update, set, swap_tensors, ...).
+# Populations of the module pages (functional, grad, load_state_dict, no_grad, parameter_update, set, ...).
