@@ -142,8 +142,8 @@ def test_non_leaf_requires_grad_true_is_no_op(device, spelling):
 
 # > REQGRAD-9: With grad mode enabled, the result of every operation of the populations BINARY_OPS, NON_VIEW_OPS
 # > and VIEW_OPS requires grad (and has a `grad_fn`) when at least one of its tensor inputs requires grad; when
-# > none does, the result does not require grad, is a leaf and has no `grad_fn`. The operations of
-# > NON_DIFFERENTIABLE_RESULTS are the exception (REQGRAD-40).
+# > none does, the result does not require grad, is a leaf and has no `grad_fn`. Operations whose result
+# > never requires grad are the exception (REQGRAD-40).
 @pytest.mark.clause("REQGRAD-9")
 @pytest.mark.parametrize("op", BINARY_OPS.params())
 @pytest.mark.parametrize("flags", [(True, False), (False, True), (True, True), (False, False)])
