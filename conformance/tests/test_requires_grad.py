@@ -69,8 +69,10 @@ def test_requires_grad_setter_integer_raises(device, dtype):
     assert not t.requires_grad
 
 
-# > REQGRAD-5: Floating point and complex tensors can require grad by all three spellings; setting
-# > `requires_grad` to False is accepted on a leaf of any dtype.
+# > REQGRAD-5: A tensor of a floating point dtype (`float16`, `bfloat16`, `float32`, `float64`) or a complex dtype
+# > (`complex64`, `complex128`) can be made to require grad by each of the three spellings, and is then a leaf.
+# > Setting `requires_grad` to False is accepted on a leaf of each of these dtypes and of `int64`, `int32`, `int8`,
+# > `uint8` and `bool`.
 @pytest.mark.clause("REQGRAD-5")
 @pytest.mark.parametrize("dtype", GRAD_DTYPES)
 @pytest.mark.parametrize("spelling", ["requires_grad=True", "requires_grad_()", "requires_grad = True"])

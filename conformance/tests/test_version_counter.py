@@ -607,10 +607,10 @@ DLPACK_WRITES = {  # spelling -> (write, values of x afterwards)
 
 
 # > VERSION-65: `d = torch.from_dlpack(x.detach())` and `d = from_dlpack(to_dlpack(x.detach()))` share the storage of
-# > `x` but not its version counter: `d._version` is 0 whatever `x._version` is, an in-place update of `d`
-# > increases `d._version` and leaves `x._version` as it was, an update of `x` under no_grad leaves `d._version`.
-# > The values written through `d` are those of `x`, and a graph that saved `x` backpropagates afterwards without
-# > error, from them.
+# > `x` but not its version counter: `d._version` is 0 also when `x._version` is not (2 at the export), an in-place
+# > update of `d` increases `d._version` and leaves `x._version` as it was, an update of `x` under no_grad leaves
+# > `d._version`. The values written through `d` are those of `x`, and a graph that saved `x` backpropagates
+# > afterwards without error, from them.
 @pytest.mark.clause("VERSION-65")
 @pytest.mark.parametrize("write", list(DLPACK_WRITES))
 @pytest.mark.parametrize("spelling", list(DLPACK))
