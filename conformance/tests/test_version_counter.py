@@ -658,6 +658,23 @@ def test_dlpack_export_of_tensor_requiring_grad_buffer_error(device, spelling):
     assert not isinstance(info.value, RuntimeError)
 
 
+# > VERSION-70: The legacy `torch.utils.dlpack.to_dlpack(x)` does not refuse a tensor that requires grad, unlike
+# > `x.__dlpack__()`: for a leaf `x` that requires grad, and for a non-leaf that requires grad, it returns a capsule,
+# > and `d = torch.utils.dlpack.from_dlpack(capsule)` shares the memory of `x`, does not require grad, is a leaf
+# > without `grad_fn` and has `_version` 0.
+@pytest.mark.clause("VERSION-70")
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_legacy_to_dlpack_accepts_tensor_requiring_grad(device, kind):
+    x = leaf(device) if kind == "leaf" else leaf(device) * 1
+    assert x.requires_grad
+    with pytest.raises((RuntimeError, BufferError), match="Can't export tensors that require gradient"):
+        x.__dlpack__()
+    capsule = torch.utils.dlpack.to_dlpack(x)
+    d = torch.utils.dlpack.from_dlpack(capsule)
+    assert d.data_ptr() == x.data_ptr(), "d shares the memory of x"
+    assert (d.requires_grad, d.is_leaf, d.grad_fn, d._version) == (False, True, None, 0)
+
+
 STORAGE_WRITES = {  # spelling -> (write, values of x afterwards)
     "s.fill_(0)": (lambda s, d: s.fill_(0), [0.0, 0.0]),
     "s.copy_(t.untyped_storage())": (
