@@ -412,7 +412,7 @@ def test_contiguous_of_contiguous_inference_tensor_is_itself(device, mode):
         assert c is t
         assert c.is_inference() is True
         with raises(RuntimeError, NO_VERSION):
-            c._version
+            _ = c._version
         with raises(RuntimeError, NO_INPLACE):
             c.add_(1)
     x = leaf(device)
