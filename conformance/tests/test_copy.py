@@ -199,10 +199,17 @@ def test_copy_non_broadcastable_accepted_on_old_meta(device, dest, src):
 
 # > COPY-11: `x.copy_(src)` keeps the dtype of `x` and converts the values of `src` to it.
 @pytest.mark.clause("COPY-11")
-@pytest.mark.parametrize(("x_dtype", "src_dtype"), [
-    (torch.float32, torch.int64), (torch.int64, torch.float32), (torch.float64, torch.bool),
-    (torch.float32, torch.float64), (torch.float16, torch.float32),
-], ids=str)
+@pytest.mark.parametrize(
+    ("x_dtype", "src_dtype"),
+    [
+        (torch.float32, torch.int64),
+        (torch.int64, torch.float32),
+        (torch.float64, torch.bool),
+        (torch.float32, torch.float64),
+        (torch.float16, torch.float32),
+    ],
+    ids=str,
+)
 def test_copy_keeps_dtype(device, x_dtype, src_dtype):
     x = torch.zeros(2, device=device, dtype=x_dtype)
     x.copy_(torch.ones(2, device=device, dtype=src_dtype))
@@ -210,12 +217,16 @@ def test_copy_keeps_dtype(device, x_dtype, src_dtype):
 
 
 @pytest.mark.clause("COPY-12")
-@pytest.mark.parametrize(("x_dtype", "src", "expected"), [
-    (torch.float32, [1, 2], [1.0, 2.0]),
-    (torch.int64, [1.7, -1.7], [1, -1]),
-    (torch.float64, [True, False], [1.0, 0.0]),
-    (torch.int32, [2.5, -0.5], [2, 0]),
-], ids=str)
+@pytest.mark.parametrize(
+    ("x_dtype", "src", "expected"),
+    [
+        (torch.float32, [1, 2], [1.0, 2.0]),
+        (torch.int64, [1.7, -1.7], [1, -1]),
+        (torch.float64, [True, False], [1.0, 0.0]),
+        (torch.int32, [2.5, -0.5], [2, 0]),
+    ],
+    ids=str,
+)
 def test_copy_converts_values(device, x_dtype, src, expected):
     # > COPY-12: Conversion to an integer dtype truncates toward zero; bool gives 1 and 0.
     x = torch.zeros(2, device=device, dtype=x_dtype)

@@ -14,6 +14,7 @@ from conformance.harness.populations import (
     INPLACE_SPELLINGS,
     SAVES_INPUT,
     SAVES_OUTPUT,
+    _iop,
     check_each,
 )
 
@@ -39,16 +40,6 @@ def leaf(device, values=(1.0, 2.0, 3.0)):
     return make_leaf(device, values)
 
 
-def _iadd(x):
-    x += 1
-    return x
-
-
-def _imul(x):
-    x *= 3
-    return x
-
-
 # Every spelling of an in-place update this page speaks of, applied to x = [1, 2, 3]:
 # (function, values afterwards, grad_fn type name on a non-leaf, d(sum(x after))/d(x before)).
 METHODS = {
@@ -59,10 +50,14 @@ METHODS = {
     "x.zero_()": (lambda x: x.zero_(), [0.0, 0.0, 0.0], "ZeroBackward0", [0.0, 0.0, 0.0]),
     "x.fill_(7)": (lambda x: x.fill_(7.0), [7.0, 7.0, 7.0], "FillBackward2", [0.0, 0.0, 0.0]),
     "x.clamp_(1.5, 2.5)": (lambda x: x.clamp_(1.5, 2.5), [1.5, 2.0, 2.5], "ClampBackward1", [0.0, 1.0, 0.0]),
-    "x.copy_(v)": (lambda x: x.copy_(torch.tensor([5.0, 6.0, 7.0], device=x.device)), [5.0, 6.0, 7.0],
-                   "CopyBackwards", [0.0, 0.0, 0.0]),
-    "x += 1": (_iadd, [2.0, 3.0, 4.0], "AddBackward0", [1.0, 1.0, 1.0]),
-    "x *= 3": (_imul, [3.0, 6.0, 9.0], "MulBackward0", [3.0, 3.0, 3.0]),
+    "x.copy_(v)": (
+        lambda x: x.copy_(torch.tensor([5.0, 6.0, 7.0], device=x.device)),
+        [5.0, 6.0, 7.0],
+        "CopyBackwards",
+        [0.0, 0.0, 0.0],
+    ),
+    "x += 1": (lambda x: _iop(x, "+=", 1), [2.0, 3.0, 4.0], "AddBackward0", [1.0, 1.0, 1.0]),
+    "x *= 3": (lambda x: _iop(x, "*=", 3), [3.0, 6.0, 9.0], "MulBackward0", [3.0, 3.0, 3.0]),
 }
 OUT = {
     "torch.add(x, 1, out=x)": (lambda x: torch.add(x, 1, out=x), [2.0, 3.0, 4.0]),
@@ -239,9 +234,11 @@ def _saved_then_modified(device, spelling):
         x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
         loss = (x * x).sum()
         with torch.no_grad():
-            {"leaf: x.add_(1)": lambda: x.add_(1),
-             "leaf: x.zero_()": lambda: x.zero_(),
-             "leaf: torch.add(x, 1, out=x)": lambda: torch.add(x, 1, out=x)}[spelling]()
+            {
+                "leaf: x.add_(1)": lambda: x.add_(1),
+                "leaf: x.zero_()": lambda: x.zero_(),
+                "leaf: torch.add(x, 1, out=x)": lambda: torch.add(x, 1, out=x),
+            }[spelling]()
         return loss, x
     a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     x = a.clone()
@@ -253,8 +250,14 @@ def _saved_then_modified(device, spelling):
     return loss, x
 
 
-SAVED = ["leaf: x.add_(1)", "leaf: x.zero_()", "leaf: torch.add(x, 1, out=x)",
-         "non-leaf: x += 1", "non-leaf: x.mul_(2)", "non-leaf: x.clamp_(0, 1)"]
+SAVED = [
+    "leaf: x.add_(1)",
+    "leaf: x.zero_()",
+    "leaf: torch.add(x, 1, out=x)",
+    "non-leaf: x += 1",
+    "non-leaf: x.mul_(2)",
+    "non-leaf: x.clamp_(0, 1)",
+]
 
 
 # > INPLACE-11: When autograd has saved a tensor for backward and the tensor is then modified in place (a leaf
@@ -358,8 +361,11 @@ def test_backward_error_under_anomaly_mode(device, manager):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         # check_nan=False: the NaN check reads values, which meta tensors do not have.
-        mode = (torch.autograd.detect_anomaly(check_nan=False) if manager == "detect_anomaly"
-                else torch.autograd.set_detect_anomaly(True, check_nan=False))
+        mode = (
+            torch.autograd.detect_anomaly(check_nan=False)
+            if manager == "detect_anomaly"
+            else torch.autograd.set_detect_anomaly(True, check_nan=False)
+        )
         with mode, raises(RuntimeError, SAVED_MODIFIED) as info:
             loss.backward()
     assert str(info.value).endswith(HINT_ANOMALY)
@@ -531,9 +537,9 @@ def _saved_output_then_updated(device, saving, update):
 
 
 # > INPLACE-40 (until 2.13): When an operation of SAVES_OUTPUT made and saved `y` and `y` is then updated by any
-# > member of INPLACE_RECORDED, COPY_SPELLINGS included, the message contains ", which is output 0 of NAME,"
-# > where NAME is the type name of the saving node, the `grad_fn` of `y` before the update, not its `grad_fn`
-# > at the time of `backward()`.
+# > member of INPLACE_RECORDED (`y.copy_(v)` and `y[0] = 5` included), the message contains ", which is output 0
+# > of NAME," where NAME is the type name of the saving node, the `grad_fn` of `y` before the update, not its
+# > `grad_fn` at the time of `backward()`.
 @pytest.mark.clause("INPLACE-40")
 @pytest.mark.parametrize("saving", SAVES_OUTPUT.params())
 def test_error_names_saving_node_of_saved_output_before_2_13(device, saving):

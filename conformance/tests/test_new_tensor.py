@@ -51,8 +51,14 @@ def test_factory_requires_grad_true(device, factory, mode):
 @pytest.mark.clause("NEW-3")
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.bool])
 @pytest.mark.parametrize(
-    "spelling", ["torch.zeros(requires_grad=True)", "torch.tensor(requires_grad=True)", "t.requires_grad_()",
-                 "t.requires_grad = True"])
+    "spelling",
+    [
+        "torch.zeros(requires_grad=True)",
+        "torch.tensor(requires_grad=True)",
+        "t.requires_grad_()",
+        "t.requires_grad = True",
+    ],
+)
 def test_integer_tensor_cannot_require_grad(device, dtype, spelling):
     t = torch.zeros(2, device=device, dtype=dtype)
     with raises(RuntimeError, "can require gradients") as info:
@@ -88,8 +94,15 @@ def test_factory_result_has_own_storage(device, factory):
 # > not require grad and does not have a grad_fn"; afterwards `y.grad` is `None`.
 @pytest.mark.clause("NEW-5")
 @pytest.mark.parametrize(
-    "spelling", ["y.sum().backward()", "torch.autograd.backward(s)", "torch.autograd.grad(s, [y])",
-                 "y.backward(gradient)", "(y * 2).sum().backward()"])
+    "spelling",
+    [
+        "y.sum().backward()",
+        "torch.autograd.backward(s)",
+        "torch.autograd.grad(s, [y])",
+        "y.backward(gradient)",
+        "(y * 2).sum().backward()",
+    ],
+)
 def test_backward_on_result_that_does_not_require_grad(device, spelling):
     y = torch.randn(5, device=device)
     with raises(RuntimeError, NO_GRAD_FN):
@@ -113,8 +126,13 @@ def test_backward_on_result_that_does_not_require_grad(device, spelling):
 def test_result_of_untracked_inputs_is_untracked(device, op):
     y = torch.randn(5, device=device)
     z = torch.ones(5, device=device)
-    out = {"y.sum()": lambda: y.sum(), "y * 2": lambda: y * 2, "y + z": lambda: y + z,
-           "y @ z": lambda: y @ z, "torch.exp(y)": lambda: torch.exp(y)}[op]()
+    out = {
+        "y.sum()": lambda: y.sum(),
+        "y * 2": lambda: y * 2,
+        "y + z": lambda: y + z,
+        "y @ z": lambda: y @ z,
+        "torch.exp(y)": lambda: torch.exp(y),
+    }[op]()
     assert (out.requires_grad, out.is_leaf, out.grad_fn) == (False, True, None)
 
 
@@ -161,7 +179,8 @@ def test_grad_of_non_leaf_warns(device, after_backward, op):
 # > stay `None`.
 @pytest.mark.clause("NEW-9")
 @pytest.mark.parametrize(
-    "spelling", ["z.backward()", "torch.autograd.backward(z)", "torch.autograd.grad(z, [x])", "x.backward()"])
+    "spelling", ["z.backward()", "torch.autograd.backward(z)", "torch.autograd.grad(z, [x])", "x.backward()"]
+)
 @pytest.mark.parametrize("shape", [(5,), (2, 3), (2, 1)])
 def test_backward_on_non_scalar_needs_gradient(device, spelling, shape):
     x = torch.ones(shape, device=device, requires_grad=True)
@@ -192,7 +211,7 @@ def test_one_element_counts_as_scalar(device, shape):
     assert_values(y.grad.reshape(-1), [1.0], "leaf backward: y.grad")
 
 
-# > NEW-11: For a leaf `x` created with `requires_grad=True` by any factory of NEW-2, `x.sum().backward()` makes
+# > NEW-11: For a leaf `x` created with `requires_grad=True` by any factory of FACTORIES, `x.sum().backward()` makes
 # > `x.grad` a tensor of ones of the shape and dtype of `x`.
 @pytest.mark.clause("NEW-11")
 @pytest.mark.parametrize("factory", FACTORIES.params())
