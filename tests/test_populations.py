@@ -37,8 +37,6 @@ UNAUDITED: set[str] = {
     "DETACH-1",
     "FUNC-1",
     "FUNC-9",
-    "GRAD-4",
-    "GRAD-5",
     "GRAD-65",
     "INDEX-16",
     "INDEX-61",
