@@ -24,21 +24,52 @@ CLAUSE_REF = re.compile(r"\{clause\}`([A-Z][A-Z0-9]*-\d+)`")
 
 # The clause lists its members itself; its tests run every member listed (checked by reading them).
 ENUMERATED: dict[str, str] = {
-    "FUNC-1": "'each named parameter' is the replacements the clause lists (the weight alone; the weight and the bias, every parameter of the nn.Linear), with args as a tuple and as a single tensor; the test runs all four",
-    "SET-4": "'each' is the three forms the clause lists (set_(storage), set_(storage, offset, size, stride), set_()); the test checks the version of each",
+    "FUNC-1": (
+        "'each named parameter' is the replacements the clause lists (the weight alone; the weight and the "
+        "bias, every parameter of the nn.Linear), with args as a tuple and as a single tensor; the test runs "
+        "all four"
+    ),
+    "LOADSD-10": (
+        "'whatever the state dict's tensor had' ranges over requires_grad True/False of the two kinds the "
+        "clause names (a plain tensor, an nn.Parameter): the test runs all four, each with the module's "
+        "requires_grad True and False; 'every release of the window' is the run matrix"
+    ),
+    "PUPD-6": (
+        "'each of them' is the three cases the clause lists (one plain step, one with weight_decay, two with "
+        "momentum); the test runs all three and asserts p.grad after every step"
+    ),
     "SET-1": "lists its cases: s, s.t() and s[1:], and the four shapes of x; the test runs all twelve combinations",
-    "LOADSD-10": "'whatever the state dict's tensor had' ranges over requires_grad True/False of the two kinds the clause names (a plain tensor, an nn.Parameter): the test runs all four, each with the module's requires_grad True and False; 'every release of the window' is the run matrix",
-    "PUPD-6": "'each of them' is the three cases the clause lists (one plain step, one with weight_decay, two with momentum); the test runs all three and asserts p.grad after every step",
+    "SET-4": (
+        "'each' is the three forms the clause lists (set_(storage), set_(storage, offset, size, stride), "
+        "set_()); the test checks the version of each"
+    ),
 }
 
 # The quantifier word does not range over cases a test would have to enumerate.
 NOT_QUANTIFIED: dict[str, str] = {
-    "GRAD-65": "'each backward()' is a property of repeated backward passes: the test runs two and checks the hook was called once per pass, with p, after the accumulation",
-    "FUNC-9": "'at every access' is a property of repeated access, which the test exercises (three accesses, three distinct tensors)",
-    "LOADSD-5": "'when all keys match' describes one state (the state dict's keys are the module's), not a set of cases",
-    "VAR-1": "'any call torch.Variable(...)' fails at the attribute lookup, before the call and its arguments are evaluated: one lookup decides every call; the test runs the lookup and two calls",
-    "NOGRAD-17": "'at each step' is a property of the repeated training step, which the test runs three times, asserting the gradient and the value after each",
-    "SWAP-5": "'every release of the window' is the run matrix of the suite (the range :since: 2.4 states it), not a set of cases",
+    "FUNC-9": (
+        "'at every access' is a property of repeated access, which the test exercises (three accesses, three "
+        "distinct tensors)"
+    ),
+    "GRAD-65": (
+        "'each backward()' is a property of repeated backward passes: the test runs two and checks the hook "
+        "was called once per pass, with p, after the accumulation"
+    ),
+    "LOADSD-5": (
+        "'when all keys match' describes one state (the state dict's keys are the module's), not a set of cases"
+    ),
+    "NOGRAD-17": (
+        "'at each step' is a property of the repeated training step, which the test runs three times, "
+        "asserting the gradient and the value after each"
+    ),
+    "SWAP-5": (
+        "'every release of the window' is the run matrix of the suite (the range :since: 2.4 states it), not "
+        "a set of cases"
+    ),
+    "VAR-1": (
+        "'any call torch.Variable(...)' fails at the attribute lookup, before the call and its arguments are "
+        "evaluated: one lookup decides every call; the test runs the lookup and two calls"
+    ),
 }
 
 # Clauses still to audit (issue 9); must end empty.
