@@ -597,3 +597,53 @@ ALL.update({FACTORIES.name: FACTORIES})
 
 
 # Populations of the module pages (functional, grad, load_state_dict, no_grad, parameter_update, set, ...).
+
+MODULES = Population(
+    "MODULES",
+    "Modules with parameters, built by `f(device)` on the device of the run: one or two parameters, with and "
+    "without buffers, nested (`nn.Sequential`, parameter names such as `0.weight`), and parameters of one to "
+    "three dimensions.",
+    (
+        ("nn.Linear(2, 1)", lambda d: torch.nn.Linear(2, 1, device=d)),
+        ("nn.Linear(2, 1, bias=False)", lambda d: torch.nn.Linear(2, 1, bias=False, device=d)),
+        ("nn.BatchNorm1d(2)", lambda d: torch.nn.BatchNorm1d(2, device=d)),
+        ("nn.LayerNorm(2)", lambda d: torch.nn.LayerNorm(2, device=d)),
+        ("nn.Conv1d(1, 2, 2)", lambda d: torch.nn.Conv1d(1, 2, 2, device=d)),
+        ("nn.Embedding(3, 2)", lambda d: torch.nn.Embedding(3, 2, device=d)),
+        (
+            "nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))",
+            lambda d: torch.nn.Sequential(
+                torch.nn.Linear(2, 3, device=d), torch.nn.ReLU(), torch.nn.Linear(3, 1, device=d)
+            ),
+        ),
+    ),
+)
+
+
+def _leaf(d):
+    return torch.tensor([1.0, 2.0], device=d, requires_grad=True)
+
+
+TENSORS = Population(
+    "TENSORS",
+    "Tensors of several kinds, made by `f(device)` on the device of the run: leaves with and without "
+    "`requires_grad`, of float, integer, bool and complex dtypes, 0-dim and empty; an `nn.Parameter`; a non-leaf; "
+    "a view; a detached tensor; a tensor made by the legacy `torch.autograd.Variable`.",
+    (
+        ("torch.tensor([1.0, 2.0])", lambda d: torch.tensor([1.0, 2.0], device=d)),
+        ("torch.tensor([1.0, 2.0], requires_grad=True)", _leaf),
+        ("torch.zeros(2, 3)", lambda d: torch.zeros(2, 3, device=d)),
+        ("torch.arange(3)", lambda d: torch.arange(3, device=d)),
+        ("torch.tensor([True])", lambda d: torch.tensor([True], device=d)),
+        ("torch.zeros(2, dtype=torch.complex64)", lambda d: torch.zeros(2, dtype=torch.complex64, device=d)),
+        ("torch.tensor(3.0)", lambda d: torch.tensor(3.0, device=d)),
+        ("torch.empty(0)", lambda d: torch.empty(0, device=d)),
+        ("nn.Parameter(torch.ones(2))", lambda d: torch.nn.Parameter(torch.ones(2, device=d))),
+        ("x * 2", lambda d: _leaf(d) * 2),
+        ("x[:1]", lambda d: _leaf(d)[:1]),
+        ("x.detach()", lambda d: _leaf(d).detach()),
+        ("torch.autograd.Variable(torch.ones(1))", lambda d: torch.autograd.Variable(torch.ones(1, device=d))),
+    ),
+)
+
+ALL.update({p.name: p for p in (MODULES, TENSORS)})

@@ -234,8 +234,8 @@ def test_number_into_advanced_index_grad_fn_since_2_15(device, spelling):
     assert _non_leaf_after(device, spelling) == expected
 
 
-# > INDEX-16: Gradient flowing back through the assignment to the tensor assigned into is zero at the
-# > overwritten positions and unchanged at the others.
+# > INDEX-16: The gradient that flows back through an assignment (each member of INDEX_ASSIGNMENTS) to the tensor
+# > assigned into is zero at the overwritten positions and unchanged at the others.
 @pytest.mark.clause("INDEX-16")
 @pytest.mark.parametrize("spelling", list(SETS))
 def test_gradient_to_overwritten_tensor(device, spelling):

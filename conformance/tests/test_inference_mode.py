@@ -397,6 +397,29 @@ def test_non_view_ops_outside_give_normal_tensor(device, op):
     assert (y.requires_grad, type(y.grad_fn).__name__) == (True, "MulBackward0")
 
 
+# > INFER-42: Outside inference mode, `t.contiguous()` of an inference tensor `t` that is already contiguous returns
+# > `t` itself, so, unlike the results of INFER-12, it is an inference tensor: `is_inference()` is True, reading its
+# > `_version` raises RuntimeError "Inference tensors do not track version counter", an in-place update raises
+# > "Inplace update to inference tensor outside InferenceMode is not allowed", and `c * x` for `x` that requires
+# > grad raises "Inference tensors cannot be saved for backward".
+@pytest.mark.clause("INFER-42")
+@pytest.mark.parametrize("mode", ["grad mode enabled", "no_grad"])
+def test_contiguous_of_contiguous_inference_tensor_is_itself(device, mode):
+    t = inference_tensor(device)
+    assert t.is_contiguous()
+    with torch.set_grad_enabled(mode == "grad mode enabled"):
+        c = t.contiguous()
+        assert c is t
+        assert c.is_inference() is True
+        with raises(RuntimeError, NO_VERSION):
+            _ = c._version
+        with raises(RuntimeError, NO_INPLACE):
+            c.add_(1)
+    x = leaf(device)
+    with raises(RuntimeError, CANNOT_SAVE):
+        c * x
+
+
 # > INFER-13: Inside inference mode, an in-place update of a normal tensor is accepted and increases its
 # > `_version`, by every spelling of INFER-9 (INPLACE_SPELLINGS): a leaf that requires grad stays a leaf that
 # > requires grad and has no `grad_fn`; a non-leaf keeps the same `grad_fn` object (the update is not recorded);

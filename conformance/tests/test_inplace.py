@@ -14,6 +14,7 @@ from conformance.harness.populations import (
     INPLACE_SPELLINGS,
     SAVES_INPUT,
     SAVES_OUTPUT,
+    _iop,
     check_each,
 )
 
@@ -39,16 +40,6 @@ def leaf(device, values=(1.0, 2.0, 3.0)):
     return make_leaf(device, values)
 
 
-def _iadd(x):
-    x += 1
-    return x
-
-
-def _imul(x):
-    x *= 3
-    return x
-
-
 # Every spelling of an in-place update this page speaks of, applied to x = [1, 2, 3]:
 # (function, values afterwards, grad_fn type name on a non-leaf, d(sum(x after))/d(x before)).
 METHODS = {
@@ -65,8 +56,8 @@ METHODS = {
         "CopyBackwards",
         [0.0, 0.0, 0.0],
     ),
-    "x += 1": (_iadd, [2.0, 3.0, 4.0], "AddBackward0", [1.0, 1.0, 1.0]),
-    "x *= 3": (_imul, [3.0, 6.0, 9.0], "MulBackward0", [3.0, 3.0, 3.0]),
+    "x += 1": (lambda x: _iop(x, "+=", 1), [2.0, 3.0, 4.0], "AddBackward0", [1.0, 1.0, 1.0]),
+    "x *= 3": (lambda x: _iop(x, "*=", 3), [3.0, 6.0, 9.0], "MulBackward0", [3.0, 3.0, 3.0]),
 }
 OUT = {
     "torch.add(x, 1, out=x)": (lambda x: torch.add(x, 1, out=x), [2.0, 3.0, 4.0]),
@@ -546,9 +537,9 @@ def _saved_output_then_updated(device, saving, update):
 
 
 # > INPLACE-40 (until 2.13): When an operation of SAVES_OUTPUT made and saved `y` and `y` is then updated by any
-# > member of INPLACE_RECORDED, COPY_SPELLINGS included, the message contains ", which is output 0 of NAME,"
-# > where NAME is the type name of the saving node, the `grad_fn` of `y` before the update, not its `grad_fn`
-# > at the time of `backward()`.
+# > member of INPLACE_RECORDED (`y.copy_(v)` and `y[0] = 5` included), the message contains ", which is output 0
+# > of NAME," where NAME is the type name of the saving node, the `grad_fn` of `y` before the update, not its
+# > `grad_fn` at the time of `backward()`.
 @pytest.mark.clause("INPLACE-40")
 @pytest.mark.parametrize("saving", SAVES_OUTPUT.params())
 def test_error_names_saving_node_of_saved_output_before_2_13(device, saving):

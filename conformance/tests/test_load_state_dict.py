@@ -277,13 +277,29 @@ def _load_into_meta(device, **kwargs):
     return m, params, src, result, [w for w in caught if issubclass(w.category, UserWarning)]
 
 
-# > LOADSD-64: `module.load_state_dict(sd)` (without `assign=True`) into a module whose parameters are on `meta`, from
-# > tensors on a device with data, raises no error, reports no missing or unexpected keys, and loads nothing: each
-# > parameter is the object it was and is still on `meta`.
+def _load_module_into_meta(make, device, **kwargs):
+    """A module of LOADSD_MODULES built on meta, loaded from a state dict on `device` (values 1, 2, ... per tensor)."""
+    m = make("meta")
+    params = dict(m.named_parameters())
+    src = {
+        k: (torch.arange(v.numel(), dtype=v.dtype, device=device) + 1).reshape(v.shape)
+        for k, v in m.state_dict().items()
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = m.load_state_dict(src, **kwargs)
+    return m, params, src, result
+
+
+# > LOADSD-64: `module.load_state_dict(sd)` (without `assign=True`) into a module whose parameters are on `meta` (every
+# > module of LOADSD_MODULES, built there), from tensors on a device with data, raises no error, reports no missing
+# > or unexpected keys, and loads nothing: each parameter is the object it was and is still on `meta`.
 @pytest.mark.clause("LOADSD-64")
-def test_load_into_meta_module_is_a_no_op(device):
-    m, params, _, result, _ = _load_into_meta(device)
+@pytest.mark.parametrize("make", LOADSD_MODULES.params())
+def test_load_into_meta_module_is_a_no_op(device, make):
+    m, params, _, result = _load_module_into_meta(make, device)
     assert (result.missing_keys, result.unexpected_keys) == ([], [])
+    assert sorted(dict(m.named_parameters())) == sorted(params)
     for name, p in m.named_parameters():
         assert p is params[name] and p.device.type == "meta", name
 
@@ -312,17 +328,20 @@ def test_load_into_meta_module_silent_before_2_1(device):
     assert caught == [], [str(w.message) for w in caught]
 
 
-# > LOADSD-67: `module.load_state_dict(sd, assign=True)` into a module on `meta` makes each parameter an `nn.Parameter`
-# > on the state dict's device that shares the storage of the state dict's tensor, holds its values and requires grad.
+# > LOADSD-67: `module.load_state_dict(sd, assign=True)` into a module on `meta` (every module of LOADSD_MODULES,
+# > built there) makes each parameter an `nn.Parameter` on the state dict's device that shares the storage of the
+# > state dict's tensor, holds its values and requires grad; the module no longer has a parameter on `meta`.
 @pytest.mark.clause("LOADSD-67")
-def test_assign_into_meta_module_materialises(device):
-    m, params, src, _, _ = _load_into_meta(device, assign=True)
+@pytest.mark.parametrize("make", LOADSD_MODULES.params())
+def test_assign_into_meta_module_materialises(device, make):
+    m, params, src, _ = _load_module_into_meta(make, device, assign=True)
+    assert sorted(dict(m.named_parameters())) == sorted(params)
     for name, p in m.named_parameters():
         assert p is not params[name] and type(p) is nn.Parameter, name
         assert (p.device.type, p.requires_grad) == (torch.device(device).type, True), name
         assert same_storage(p, src[name]), name
-    assert_values(m.weight, [[3.0, 4.0]], "weight")
-    assert_values(m.bias, [1.0], "bias")
+        assert p.tolist() == src[name].tolist(), name
+    assert not any(p.is_meta for p in m.parameters())
 
 
 # Seeds: neither source mentions load_state_dict. The Korean copy_() claim, applied to load_state_dict.

@@ -211,7 +211,7 @@ def test_one_element_counts_as_scalar(device, shape):
     assert_values(y.grad.reshape(-1), [1.0], "leaf backward: y.grad")
 
 
-# > NEW-11: For a leaf `x` created with `requires_grad=True` by any factory of NEW-2, `x.sum().backward()` makes
+# > NEW-11: For a leaf `x` created with `requires_grad=True` by any factory of FACTORIES, `x.sum().backward()` makes
 # > `x.grad` a tensor of ones of the shape and dtype of `x`.
 @pytest.mark.clause("NEW-11")
 @pytest.mark.parametrize("factory", FACTORIES.params())

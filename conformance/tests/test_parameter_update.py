@@ -5,7 +5,7 @@ import torch
 from torch import nn
 
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, raises
-from conformance.harness.populations import PARAM_UPDATE_SPELLINGS
+from conformance.harness.populations import MODULES, PARAM_UPDATE_SPELLINGS
 
 LR = 0.25
 
@@ -109,26 +109,28 @@ SGD_OPTIONS = {
 }
 
 
-# > PUPD-5: `torch.optim.SGD(params, lr=...).step()` updates every parameter that has a `.grad` in place:
-# > afterwards each is the same object, of the same type, a leaf that requires grad with no `grad_fn`, and its
-# > `_version` has grown; its `.grad` is the same tensor object with the same `_version`; and grad mode is
-# > enabled again after `step()` returns.
+# > PUPD-5: `torch.optim.SGD(params, lr=...).step()` updates every parameter that has a `.grad` in place (every
+# > parameter of every module of MODULES): afterwards each is the same object, of the same type, a leaf that requires
+# > grad with no `grad_fn`, and its `_version` has grown; its `.grad` is the same tensor object with the same
+# > `_version`; and grad mode is enabled again after `step()` returns.
 @pytest.mark.clause("PUPD-5")
 @pytest.mark.parametrize("options", list(SGD_OPTIONS))
-def test_sgd_step_updates_in_place(device, options):
-    lin = linear(device)
-    params = [lin.weight, lin.bias]
-    before = [(id(p), p._version, p.grad, p.grad._version) for p in params]
-    opt = torch.optim.SGD(lin.parameters(), lr=0.5, **SGD_OPTIONS[options])
+@pytest.mark.parametrize("make", MODULES.params())
+def test_sgd_step_updates_in_place(device, make, options):
+    m = make(device)
+    sum((p * p).sum() for p in m.parameters()).backward()
+    params = dict(m.named_parameters())
+    before = {name: (id(p), p._version, p.grad, p.grad._version) for name, p in params.items()}
+    opt = torch.optim.SGD(m.parameters(), lr=0.5, **SGD_OPTIONS[options])
     for _ in range(2):
         opt.step()
         assert torch.is_grad_enabled()
-    assert lin.weight is params[0] and lin.bias is params[1]
-    for p, (ident, version, g, gv) in zip(params, before, strict=True):
-        assert id(p) == ident and type(p) is nn.Parameter
-        assert (p.is_leaf, p.requires_grad, p.grad_fn) == (True, True, None)
-        assert p._version > version, f"_version did not grow: {version} -> {p._version}"
-        assert p.grad is g and g._version == gv
+    for name, (ident, version, g, gv) in before.items():
+        p = m.get_parameter(name)
+        assert p is params[name] and id(p) == ident and type(p) is nn.Parameter, name
+        assert (p.is_leaf, p.requires_grad, p.grad_fn) == (True, True, None), name
+        assert p._version > version, f"{name}: _version did not grow: {version} -> {p._version}"
+        assert p.grad is g and g._version == gv, name
 
 
 # > PUPD-6: The values after `SGD.step()` are those of the SGD rule, and `.grad` keeps its values.

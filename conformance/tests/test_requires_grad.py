@@ -69,8 +69,10 @@ def test_requires_grad_setter_integer_raises(device, dtype):
     assert not t.requires_grad
 
 
-# > REQGRAD-5: Floating point and complex tensors can require grad by all three spellings; setting
-# > `requires_grad` to False is accepted on a leaf of any dtype.
+# > REQGRAD-5: A tensor of a floating point dtype (`float16`, `bfloat16`, `float32`, `float64`) or a complex dtype
+# > (`complex64`, `complex128`) can be made to require grad by each of the three spellings, and is then a leaf.
+# > Setting `requires_grad` to False is accepted on a leaf of each of these dtypes and of `int64`, `int32`, `int8`,
+# > `uint8` and `bool`.
 @pytest.mark.clause("REQGRAD-5")
 @pytest.mark.parametrize("dtype", GRAD_DTYPES)
 @pytest.mark.parametrize("spelling", ["requires_grad=True", "requires_grad_()", "requires_grad = True"])
@@ -142,8 +144,8 @@ def test_non_leaf_requires_grad_true_is_no_op(device, spelling):
 
 # > REQGRAD-9: With grad mode enabled, the result of every operation of the populations BINARY_OPS, NON_VIEW_OPS
 # > and VIEW_OPS requires grad (and has a `grad_fn`) when at least one of its tensor inputs requires grad; when
-# > none does, the result does not require grad, is a leaf and has no `grad_fn`. The operations of
-# > NON_DIFFERENTIABLE_RESULTS are the exception (REQGRAD-40).
+# > none does, the result does not require grad, is a leaf and has no `grad_fn`. Operations whose result
+# > never requires grad are the exception (REQGRAD-40).
 @pytest.mark.clause("REQGRAD-9")
 @pytest.mark.parametrize("op", BINARY_OPS.params())
 @pytest.mark.parametrize("flags", [(True, False), (False, True), (True, True), (False, False)])

@@ -14,7 +14,8 @@ def source(device, requires_grad=False):
 
 
 # > SET-1: `x.set_(s)` returns `x` itself; afterwards `x` shares the storage of `s` and takes its shape, strides
-# > and storage offset, whatever the shape `x` had (`()`, `(0,)`, `(2,)` or `(3, 4)`).
+# > and storage offset, for `s`, `s.t()` and `s[1:]` of a (2, 3) tensor `s`, and for each of the shapes `()`, `(0,)`,
+# > `(2,)` and `(3, 4)` that `x` had before.
 @pytest.mark.clause("SET-1")
 @pytest.mark.parametrize("kind", ["s", "s.t()", "s[1:]"])
 @pytest.mark.parametrize("x_shape", [(), (0,), (2,), (3, 4)], ids=str)
@@ -91,9 +92,10 @@ def test_set_storage_offset_values(device):
     assert_values(y, [6.0, 7.0], "y")
 
 
-# > SET-6: With grad mode enabled, `x.set_(s)` on a leaf that requires grad raises RuntimeError whose message is
-# > "a leaf Variable that requires grad is being used in an in-place operation.", whether or not `s` requires
-# > grad; `x` keeps its shape, storage, `_version`, and stays a leaf that requires grad.
+# > SET-6: With grad mode enabled, `x.set_(s)`, `x.set_(storage)` and `x.set_()` on a leaf that requires grad
+# > raise RuntimeError whose message is "a leaf Variable that requires grad is being used in an in-place
+# > operation.", whether or not `s` requires grad; `x` keeps its shape, storage, `_version`, and stays a leaf that
+# > requires grad.
 @pytest.mark.clause("SET-6")
 @pytest.mark.parametrize("form", ["set_(s)", "set_(storage)", "set_()"])
 @pytest.mark.parametrize("s_requires_grad", [False, True])

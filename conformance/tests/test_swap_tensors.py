@@ -9,6 +9,7 @@ import torch.__future__ as future
 from torch import nn
 
 from conformance.harness.checks import assert_values, raises, same_storage
+from conformance.harness.populations import MODULES
 
 
 @contextmanager
@@ -118,44 +119,49 @@ def test_swap_flag_default_false(device):
 
 
 # > SWAP-8: By default, `module.double()` / `module.to(dtype)` keep each parameter object and change its dtype in
-# > place (so an optimizer built before sees the new dtype), also for its `.grad`.
+# > place (so an optimizer built before sees the new dtype), also for its `.grad` (every module of MODULES).
 @pytest.mark.clause("SWAP-8")
 @pytest.mark.parametrize("spelling", ["double()", "to(torch.float64)"])
-def test_default_dtype_conversion_keeps_identity(device, spelling):
-    m = nn.Linear(2, 1, device=device)
-    m(torch.ones(1, 2, device=device)).sum().backward()
+@pytest.mark.parametrize("make", MODULES.params())
+def test_default_dtype_conversion_keeps_identity(device, make, spelling):
+    m = make(device)
+    sum((p * p).sum() for p in m.parameters()).backward()
     old = {name: (p, p.grad) for name, p in m.named_parameters()}
     opt = torch.optim.SGD(m.parameters(), lr=0.1)
     m.double() if spelling == "double()" else m.to(torch.float64)
     assert all(a is b for a, b in zip(opt.param_groups[0]["params"], [p for p, _ in old.values()], strict=True))
     for name, (w, g) in old.items():
-        assert getattr(m, name) is w, name
+        assert m.get_parameter(name) is w, name
         assert (w.dtype, type(w), w.requires_grad, w.is_leaf) == (torch.float64, nn.Parameter, True, True), name
         assert w.grad is g and g.dtype == torch.float64, name
 
 
 # > SWAP-9: By default, `module.to(device)` to a device of another tensor type (here `meta`) replaces each
-# > parameter by a new `nn.Parameter` object; an optimizer built before keeps the old one on the old device.
+# > parameter by a new `nn.Parameter` object; an optimizer built before keeps the old one on the old device
+# > (every module of MODULES).
 @pytest.mark.clause("SWAP-9")
-def test_default_device_conversion_replaces_parameter(device):
-    m = nn.Linear(2, 1, device=device)
+@pytest.mark.parametrize("make", MODULES.params())
+def test_default_device_conversion_replaces_parameter(device, make):
+    m = make(device)
     old = dict(m.named_parameters())
     opt = torch.optim.SGD(m.parameters(), lr=0.1)
     m.to(OTHER[device])
     for name, w in old.items():
-        new = getattr(m, name)
+        new = m.get_parameter(name)
         assert new is not w and type(new) is nn.Parameter, name
         assert new.device.type == OTHER[device] and w.device.type == device, name
     assert all(a is b for a, b in zip(opt.param_groups[0]["params"], old.values(), strict=True))
 
 
 # > SWAP-10: With `set_swap_module_params_on_conversion(True)`, `module.double()` and `module.to(device)` keep
-# > each parameter object (swapped in place), so an optimizer built before holds the converted parameter.
+# > each parameter object (swapped in place), so an optimizer built before holds the converted parameter (every
+# > module of MODULES).
 @pytest.mark.clause("SWAP-10")
 @pytest.mark.parametrize("spelling", ["double()", "to(torch.float64)", "to(other device)"])
-def test_swap_flag_conversion_keeps_identity(device, spelling):
+@pytest.mark.parametrize("make", MODULES.params())
+def test_swap_flag_conversion_keeps_identity(device, make, spelling):
     with swap_flag(True):
-        m = nn.Linear(2, 1, device=device)
+        m = make(device)
         old = dict(m.named_parameters())
         opt = torch.optim.SGD(m.parameters(), lr=0.1)
         if spelling == "double()":
@@ -166,7 +172,7 @@ def test_swap_flag_conversion_keeps_identity(device, spelling):
             m.to(OTHER.get(device, device))
         assert all(a is b for a, b in zip(opt.param_groups[0]["params"], old.values(), strict=True))
         for name, w in old.items():
-            assert getattr(m, name) is w, name
+            assert m.get_parameter(name) is w, name
             assert (type(w), w.requires_grad, w.is_leaf) == (nn.Parameter, True, True), name
             if spelling == "to(other device)":
                 assert w.device.type == OTHER.get(device, device), name
@@ -192,15 +198,16 @@ def test_swap_flag_conversion_refused(device, holder):
 
 
 # > SWAP-12: With `set_overwrite_module_params_on_conversion(True)` (and the swap flag off), `module.double()`
-# > replaces each parameter by a new `nn.Parameter` object.
+# > replaces each parameter by a new `nn.Parameter` object (every module of MODULES).
 @pytest.mark.clause("SWAP-12")
-def test_overwrite_flag_replaces_parameter(device):
+@pytest.mark.parametrize("make", MODULES.params())
+def test_overwrite_flag_replaces_parameter(device, make):
     with overwrite_flag(True):
-        m = nn.Linear(2, 1, device=device)
+        m = make(device)
         old = dict(m.named_parameters())
         m.double()
         for name, w in old.items():
-            new = getattr(m, name)
+            new = m.get_parameter(name)
             assert new is not w and type(new) is nn.Parameter, name
             observed = (new.dtype, w.dtype, new.is_leaf, new.requires_grad)
             assert observed == (torch.float64, torch.float32, True, True), name

@@ -7,6 +7,7 @@ import torch
 from torch.autograd import Variable
 
 from conformance.harness.checks import assert_values, raises, same_storage
+from conformance.harness.populations import TENSORS
 
 
 def _recording_warnings(func):
@@ -57,20 +58,13 @@ def test_legacy_constructor_returns_plain_tensor(device, kind, requires_grad):
     assert type(v) is not Variable
 
 
-# > VAR-3: `isinstance(obj, torch.autograd.Variable)` is true for every tensor and false for objects that
-# > are not tensors; yet `issubclass(torch.Tensor, torch.autograd.Variable)` is false.
+# > VAR-3: `isinstance(obj, torch.autograd.Variable)` is true for every tensor (every member of TENSORS) and false
+# > for objects that are not tensors; yet `issubclass(torch.Tensor, torch.autograd.Variable)` is false.
 @pytest.mark.clause("VAR-3")
-def test_isinstance_variable_is_true_for_every_tensor(device):
-    tensors = [
-        torch.tensor([1.0], device=device),
-        torch.zeros(2, 3, device=device),
-        torch.arange(3, device=device),
-        torch.ones(1, device=device, requires_grad=True) * 2,
-        _param(device),
-        Variable(torch.ones(1, device=device)),
-    ]
-    for t in tensors:
-        assert isinstance(t, Variable), f"isinstance({t!r}, Variable)"
+@pytest.mark.parametrize("make", TENSORS.params())
+def test_isinstance_variable_is_true_for_every_tensor(device, make):
+    t = make(device)
+    assert isinstance(t, Variable), f"isinstance({type(t).__name__}, Variable)"
     for other in ([1.0, 2.0], 1.0, 3, None, "tensor"):
         assert not isinstance(other, Variable), f"isinstance({other!r}, Variable)"
     assert not issubclass(torch.Tensor, Variable)
@@ -198,13 +192,14 @@ def test_volatile_with_requires_grad_raises(device, positional):
                 Variable(t, requires_grad=True, volatile=True)
 
 
-# > VAR-10: Every tensor has an attribute `volatile`: reading it returns False and emits a UserWarning
-# > "volatile was removed"; assigning `t.volatile = True` emits a UserWarning "volatile was removed and now has
-# > no effect", and `t.volatile` still reads False.
+# > VAR-10: Every tensor (every member of TENSORS) has an attribute `volatile`: reading it returns False and emits a
+# > UserWarning "volatile was removed"; assigning `t.volatile = True` emits a UserWarning "volatile was removed and
+# > now has no effect", and `t.volatile` still reads False.
 @pytest.mark.clause("VAR-10")
-@pytest.mark.parametrize("requires_grad", [False, True])
-def test_volatile_attribute(device, requires_grad):
-    t = torch.tensor([1.0, 2.0], device=device, requires_grad=requires_grad)
+@pytest.mark.parametrize("make", TENSORS.params())
+def test_volatile_attribute(device, make):
+    t = make(device)
+    requires_grad = t.requires_grad
     value, caught = _recording_warnings(lambda: t.volatile)
     assert value is False
     assert [cat for cat, _ in caught] == [UserWarning] and "volatile was removed" in caught[0][1], caught

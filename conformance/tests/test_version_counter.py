@@ -607,10 +607,10 @@ DLPACK_WRITES = {  # spelling -> (write, values of x afterwards)
 
 
 # > VERSION-65: `d = torch.from_dlpack(x.detach())` and `d = from_dlpack(to_dlpack(x.detach()))` share the storage of
-# > `x` but not its version counter: `d._version` is 0 whatever `x._version` is, an in-place update of `d`
-# > increases `d._version` and leaves `x._version` as it was, an update of `x` under no_grad leaves `d._version`.
-# > The values written through `d` are those of `x`, and a graph that saved `x` backpropagates afterwards without
-# > error, from them.
+# > `x` but not its version counter: `d._version` is 0 also when `x._version` is not (2 at the export), an in-place
+# > update of `d` increases `d._version` and leaves `x._version` as it was, an update of `x` under no_grad leaves
+# > `d._version`. The values written through `d` are those of `x`, and a graph that saved `x` backpropagates
+# > afterwards without error, from them.
 @pytest.mark.clause("VERSION-65")
 @pytest.mark.parametrize("write", list(DLPACK_WRITES))
 @pytest.mark.parametrize("spelling", list(DLPACK))
@@ -656,6 +656,23 @@ def test_dlpack_export_of_tensor_requiring_grad_buffer_error(device, spelling):
     with raises(BufferError, "Can't export tensors that require gradient, use tensor.detach()") as info:
         torch.from_dlpack(x) if spelling == "torch.from_dlpack(x)" else x.__dlpack__()
     assert not isinstance(info.value, RuntimeError)
+
+
+# > VERSION-70: The legacy `torch.utils.dlpack.to_dlpack(x)` does not refuse a tensor that requires grad, unlike
+# > `x.__dlpack__()`: for a leaf `x` that requires grad, and for a non-leaf that requires grad, it returns a capsule,
+# > and `d = torch.utils.dlpack.from_dlpack(capsule)` shares the memory of `x`, does not require grad, is a leaf
+# > without `grad_fn` and has `_version` 0.
+@pytest.mark.clause("VERSION-70")
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_legacy_to_dlpack_accepts_tensor_requiring_grad(device, kind):
+    x = leaf(device) if kind == "leaf" else leaf(device) * 1
+    assert x.requires_grad
+    with pytest.raises((RuntimeError, BufferError), match="Can't export tensors that require gradient"):
+        x.__dlpack__()
+    capsule = torch.utils.dlpack.to_dlpack(x)
+    d = torch.utils.dlpack.from_dlpack(capsule)
+    assert d.data_ptr() == x.data_ptr(), "d shares the memory of x"
+    assert (d.requires_grad, d.is_leaf, d.grad_fn, d._version) == (False, True, None, 0)
 
 
 STORAGE_WRITES = {  # spelling -> (write, values of x afterwards)

@@ -398,8 +398,9 @@ def test_no_grad_view_refusal_changes_no_version(device, spelling, kind):
 
 
 # > VIEW-13: A view taken inside `torch.no_grad()` is accepted when modified in place inside `torch.no_grad()`
-# > too (the `_version` of both increases), and when neither its base
-# > nor the other operand requires grad, also with grad mode enabled.
+# > too, whether its base is a leaf that requires grad, a non-leaf that requires grad or a tensor that does not
+# > require grad (the `_version` of both increases), and when neither its base nor the other operand requires
+# > grad, also with grad mode enabled.
 @pytest.mark.clause("VIEW-13")
 @pytest.mark.parametrize("spelling", NO_GRAD_SPELLINGS)
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf", "plain"])
@@ -522,20 +523,21 @@ def test_multi_output_view_refusal_changes_nothing(device, op, kind):
     assert x.grad_fn is fn
 
 
-# > VIEW-17: The same operations are accepted inside `torch.no_grad()`, and with grad mode enabled when neither
-# > the input nor the other operand requires grad; the `_version` of the input and of every output increases.
+# > VIEW-17: The same operations are accepted inside `torch.no_grad()`, whether `x` is a leaf that requires grad,
+# > a non-leaf that requires grad or a tensor that does not require grad, and with grad mode enabled when neither
+# > `x` nor the other operand requires grad; the `_version` of `x` and of every output increases.
 @pytest.mark.clause("VIEW-17")
 @pytest.mark.parametrize("spelling", MULTI_SPELLINGS)
 @pytest.mark.parametrize("op", list(MULTI_OUTPUT))
-@pytest.mark.parametrize("kind", ["leaf", "non-leaf", "plain"])
-def test_multi_output_view_inplace_accepted(device, spelling, op, kind):
+@pytest.mark.parametrize(
+    ("kind", "mode"),
+    [("leaf", "no_grad"), ("non-leaf", "no_grad"), ("plain", "no_grad"), ("plain", "grad mode enabled")],
+)
+def test_multi_output_view_inplace_accepted(device, spelling, op, kind, mode):
     x = _vector(kind, device)
     outs = MULTI_OUTPUT[op](x)
-    if kind == "plain":
+    with torch.set_grad_enabled(mode != "no_grad"):
         _multi_update(outs[0], spelling)
-    else:
-        with torch.no_grad():
-            _multi_update(outs[0], spelling)
     assert x._version > 0 and all(o._version == x._version for o in outs)
 
 

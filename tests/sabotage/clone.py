@@ -27,8 +27,14 @@ def out_is_differentiable():
     torch.add = add_out
 
 
+def detach_keeps_the_graph():
+    """`x.detach()` returns a view that stays in the graph: a copy made through it is not cut from `x`."""
+    torch.Tensor.detach = lambda self: self.view_as(self)
+
+
 CASES = [
     ("clone_is_a_view", "test_clone.py", {"CLONE-1", "CLONE-5", "CLONE-6"}),
     ("clone_detaches", "test_clone.py", {"CLONE-3", "CLONE-4", "CLONE-7"}),
     ("out_is_differentiable", "test_clone.py", {"CLONE-9"}),
+    ("detach_keeps_the_graph", "test_clone.py", {"CLONE-10", "CLONE-11"}),
 ]

@@ -107,9 +107,39 @@ def post_accumulate_hook_runs_before_accumulation():
     torch.Tensor.register_post_accumulate_grad_hook = register
 
 
+def module_zero_grad_not_recursive():
+    """`module.zero_grad()` resets only the module's own parameters, not those of its submodules."""
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.parameters(recurse=False):
+            if p.grad is not None:
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.grad.zero_()
+
+    torch.nn.Module.zero_grad = zero_grad
+
+
+def zero_grad_replaces_nested_grads():
+    """`zero_grad(set_to_none=False)` puts a new zero tensor into `.grad` of the parameters of submodules."""
+
+    def zero_grad(self, set_to_none=True):
+        _module_zero_grad(self, set_to_none)
+        if not set_to_none:
+            for child in self.children():
+                for p in child.parameters():
+                    if p.grad is not None:
+                        p.grad = torch.zeros_like(p.grad)
+
+    torch.nn.Module.zero_grad = zero_grad
+
+
 CASES = [
     ("backward_overwrites_grad", "test_grad.py", {"GRAD-2", "GRAD-8"}),
     ("zero_grad_keeps_tensors", "test_grad.py", {"GRAD-4"}),
+    ("module_zero_grad_not_recursive", "test_grad.py", {"GRAD-4"}),
+    ("zero_grad_replaces_nested_grads", "test_grad.py", {"GRAD-5"}),
     ("grad_setter_copies", "test_grad.py", {"GRAD-7"}),
     ("non_leaf_grad_silent", "test_grad.py", {"GRAD-16"}),
     ("non_leaf_hooks_dropped", "test_grad.py", {"GRAD-60"}),

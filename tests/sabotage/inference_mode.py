@@ -102,6 +102,18 @@ def detach_of_inference_tensor_made_inside():
     torch.Tensor.detach = patched
 
 
+def contiguous_always_copies():
+    """`t.contiguous()` of an inference tensor outside the mode returns a normal copy, as `t.clone()` does."""
+    contiguous = torch.Tensor.contiguous
+
+    def patched(self, *args, **kwargs):
+        if self.is_inference() and not torch.is_inference_mode_enabled():
+            return self.clone()
+        return contiguous(self, *args, **kwargs)
+
+    torch.Tensor.contiguous = patched
+
+
 CASES = [
     ("views_inside_are_inference_copies", "test_inference_mode.py", {"INFER-3", "INFER-40"}),
     ("no_grad_results_are_inference_tensors", "test_inference_mode.py", {"INFER-4"}),
@@ -112,5 +124,6 @@ CASES = [
         {"INFER-1", "INFER-2", "INFER-5", "INFER-6", "INFER-9", "INFER-11", "INFER-19", "INFER-20"},
     ),
     ("clone_keeps_inference", "test_inference_mode.py", {"INFER-12"}),
+    ("contiguous_always_copies", "test_inference_mode.py", {"INFER-42"}),
     ("inplace_inside_skips_version_bump", "test_inference_mode.py", {"INFER-13", "INFER-14"}),
 ]

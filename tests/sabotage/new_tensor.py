@@ -66,10 +66,22 @@ def grad_of_leaf_warns():
     torch.Tensor.grad = property(getter, _grad.__set__, _grad.__delete__)
 
 
+def implicit_gradient_is_two():
+    """`t.backward()` on a one-element tensor uses the gradient 2 instead of 1."""
+
+    def backward(self, gradient=None, *args, **kwargs):
+        if gradient is None and self.requires_grad and self.numel() == 1:
+            gradient = torch.full_like(self, 2.0)
+        return _backward(self, gradient, *args, **kwargs)
+
+    torch.Tensor.backward = backward
+
+
 CASES = [
     ("backward_without_graph_is_a_no_op", "test_new_tensor.py", {"NEW-5", "NEW-12"}),
     ("implicit_gradient_for_non_scalar", "test_new_tensor.py", {"NEW-9"}),
     ("round_is_straight_through", "test_new_tensor.py", {"NEW-13", "NEW-14"}),
     ("zeros_require_grad_by_default", "test_new_tensor.py", {"NEW-1"}),
     ("grad_of_leaf_warns", "test_new_tensor.py", {"NEW-7"}),
+    ("implicit_gradient_is_two", "test_new_tensor.py", {"NEW-10", "NEW-11"}),
 ]

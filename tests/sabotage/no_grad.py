@@ -70,9 +70,38 @@ def eval_runs_under_no_grad():
     torch.nn.Module.__call__ = __call__
 
 
+_new_zeros = torch.Tensor.new_zeros
+_masked_fill_ = torch.Tensor.masked_fill_
+
+
+def new_zeros_drops_requires_grad_under_no_grad():
+    """`x.new_zeros(..., requires_grad=True)` with grad mode disabled returns a tensor that does not require grad."""
+
+    def new_zeros(self, *args, **kwargs):
+        if not torch.is_grad_enabled():
+            kwargs.pop("requires_grad", None)
+        return _new_zeros(self, *args, **kwargs)
+
+    torch.Tensor.new_zeros = new_zeros
+
+
+def masked_fill_under_no_grad_through_data():
+    """`t.masked_fill_(m, v)` with grad mode disabled writes through `t.data`: `_version` stays, the check is lost."""
+
+    def masked_fill_(self, mask, value):
+        if not torch.is_grad_enabled():
+            self.data.masked_fill_(mask, value)
+            return self
+        return _masked_fill_(self, mask, value)
+
+    torch.Tensor.masked_fill_ = masked_fill_
+
+
 CASES = [
     ("eval_runs_under_no_grad", "test_no_grad.py", {"NOGRAD-60"}),
     ("no_grad_views_are_detached", "test_no_grad.py", {"NOGRAD-40"}),
+    ("new_zeros_drops_requires_grad_under_no_grad", "test_no_grad.py", {"NOGRAD-3"}),
+    ("masked_fill_under_no_grad_through_data", "test_no_grad.py", {"NOGRAD-4", "NOGRAD-7"}),
     ("no_grad_does_nothing", "test_no_grad.py", {"NOGRAD-1", "NOGRAD-2", "NOGRAD-4", "NOGRAD-7", "NOGRAD-10"}),
     ("no_grad_does_not_restore", "test_no_grad.py", {"NOGRAD-1", "NOGRAD-10"}),
     ("set_grad_enabled_decorator_keeps_mode", "test_no_grad.py", {"NOGRAD-13"}),

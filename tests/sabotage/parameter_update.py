@@ -47,8 +47,25 @@ def module_accepts_tensor_for_parameter():
     torch.nn.Module.__setattr__ = setattr_
 
 
+def sgd_step_skips_3d_parameters():
+    """`SGD.step()` that leaves parameters of more than two dimensions (a convolution's weight) as they were."""
+
+    def step(self, closure=None):
+        saved = [(g, g["params"]) for g in self.param_groups]
+        for g, params in saved:
+            g["params"] = [p for p in params if p.dim() <= 2]
+        try:
+            return _sgd_step(self, closure)
+        finally:
+            for g, params in saved:
+                g["params"] = params
+
+    torch.optim.SGD.step = step
+
+
 CASES = [
     ("sgd_step_swaps_data", "test_parameter_update.py", {"PUPD-5", "PUPD-11"}),
     ("sgd_step_clears_grad", "test_parameter_update.py", {"PUPD-5", "PUPD-6"}),
+    ("sgd_step_skips_3d_parameters", "test_parameter_update.py", {"PUPD-5"}),
     ("module_accepts_tensor_for_parameter", "test_parameter_update.py", {"PUPD-9"}),
 ]

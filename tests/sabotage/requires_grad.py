@@ -51,10 +51,22 @@ def views_are_cut_from_the_graph():
         setattr(torch.Tensor, name, lambda self, *a, _original=original, **k: _original(self, *a, **k).detach())
 
 
+def half_precision_cannot_require_grad():
+    """`requires_grad_()` refuses `float16` (as if only float32/float64/complex could require grad)."""
+
+    def requires_grad_(self, requires_grad=True):
+        if requires_grad and self.dtype == torch.float16:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        return _requires_grad_(self, requires_grad)
+
+    torch.Tensor.requires_grad_ = requires_grad_
+
+
 CASES = [
     ("detach_keeps_the_graph", "test_requires_grad.py", {"REQGRAD-40"}),
     ("views_are_cut_from_the_graph", "test_requires_grad.py", {"REQGRAD-9"}),
     ("requires_grad_method_ignores_integers", "test_requires_grad.py", {"REQGRAD-3"}),
     ("requires_grad_method_rejects_non_leaves", "test_requires_grad.py", {"REQGRAD-8"}),
     ("backward_without_grad_is_silent", "test_requires_grad.py", {"REQGRAD-11"}),
+    ("half_precision_cannot_require_grad", "test_requires_grad.py", {"REQGRAD-5"}),
 ]

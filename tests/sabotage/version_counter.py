@@ -120,6 +120,18 @@ def hooks_keep_version_check():
     torch.autograd.graph.saved_tensors_hooks = saved_tensors_hooks
 
 
+def legacy_to_dlpack_refuses_tensors_requiring_grad():
+    """`torch.utils.dlpack.to_dlpack(x)` refuses a tensor that requires grad, as `x.__dlpack__()` does."""
+    to_dlpack = torch.utils.dlpack.to_dlpack
+
+    def patched(tensor):
+        if tensor.requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        return to_dlpack(tensor)
+
+    torch.utils.dlpack.to_dlpack = patched
+
+
 CASES = [
     ("version_always_zero", "test_version_counter.py", {"VERSION-2", "VERSION-4", "VERSION-5", "VERSION-42"}),
     ("clone_starts_at_version_1", "test_version_counter.py", {"VERSION-1"}),
@@ -134,6 +146,7 @@ CASES = [
     ("numpy_returns_copy", "test_version_counter.py", {"VERSION-63", "VERSION-64"}),
     ("dlpack_import_shares_counter", "test_version_counter.py", {"VERSION-65"}),
     ("dlpack_exports_tensors_requiring_grad", "test_version_counter.py", {"VERSION-67"}),
+    ("legacy_to_dlpack_refuses_tensors_requiring_grad", "test_version_counter.py", {"VERSION-70"}),
     ("untyped_storage_is_a_copy", "test_version_counter.py", {"VERSION-68"}),
     ("allow_mutation_does_nothing", "test_version_counter.py", {"VERSION-69"}),
     ("hooks_keep_version_check", "test_version_counter.py", {"VERSION-16", "VERSION-17", "VERSION-46"}),

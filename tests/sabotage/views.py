@@ -37,8 +37,22 @@ def inplace_on_view_under_no_grad():
         setattr(torch.Tensor, name, functools.wraps(original)(method))
 
 
+def no_inplace_on_views_under_no_grad():
+    """`add_`/`mul_` on a view refuse under `torch.no_grad()` (as if no_grad did not lift the view checks)."""
+    for name in ("add_", "mul_"):
+        original = getattr(torch.Tensor, name)
+
+        def patched(self, *args, _original=original, **kwargs):
+            if self._is_view() and not torch.is_grad_enabled():
+                raise RuntimeError("a view is being modified inplace under no_grad")
+            return _original(self, *args, **kwargs)
+
+        setattr(torch.Tensor, name, functools.wraps(original)(patched))
+
+
 CASES = [
     ("multi_output_returns_copies", "test_views.py", {"VIEW-14", "VIEW-15", "VIEW-16", "VIEW-17"}),
     ("views_forget_their_base", "test_views.py", {"VIEW-1", "VIEW-8", "VIEW-10", "VIEW-14"}),
     ("inplace_on_view_under_no_grad", "test_views.py", {"VIEW-3", "VIEW-8", "VIEW-9", "VIEW-11", "VIEW-15"}),
+    ("no_inplace_on_views_under_no_grad", "test_views.py", {"VIEW-6", "VIEW-13", "VIEW-17"}),
 ]
