@@ -47,9 +47,10 @@ def conformance(session, torch):
     pytest = ("python", "-m", "pytest", "conformance", "-p", "no:cacheprovider")
     try:
         # --record: a partial run (-k, -x, a narrower path ...) is refused, never written over the recorded results.
-        session.run(*pytest, "--record", "--results", str(target), *session.posargs)
+        # Both modes: the update steps as written and through torch.compile (conformance/harness/modes.py).
+        session.run(*pytest, "--record", "--mode", "eager,compile", "--results", str(target), *session.posargs)
         # Tests of a clause with a version range must fail on this release when it is outside the range.
-        session.run(*pytest, "-q", "--ignore-ranges", "--device", "cpu,meta")
+        session.run(*pytest, "-q", "--ignore-ranges", "--device", "cpu,meta", "--mode", "eager,compile")
     finally:
         if os.environ.get("CONFORMANCE_LOW_DISK"):
             drop_environment(session)

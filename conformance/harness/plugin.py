@@ -167,6 +167,10 @@ def pytest_collection_modifyitems(session, config, items):
                 f"{item.nodeid}: its clauses do not all apply on {device} ({why}); split the test or limit it "
                 "with @pytest.mark.only_devices"
             )
+        elif len({c.excludes_mode(item_mode(item)) is None for c in clauses}) > 1:
+            raise pytest.UsageError(
+                f"{item.nodeid}: its clauses do not all apply in {item_mode(item)} mode; split the test"
+            )
         item._conformance_clauses = clauses
     if config.getoption("--ignore-ranges"):
         # Only tests of clauses with a version range say anything about a range's boundary.
