@@ -19,9 +19,12 @@ A test that asks for ``run`` runs once per selected mode (ids ``test_x[cpu-eager
 takes part is ``not-applicable`` in compile mode. ``run.function(step)`` returns the step
 compiled once, to call it several times (a mutation between two calls of one compiled function:
 Dynamo's guards). Dynamo is reset before each compile-mode test. A graph break is not a failure:
-the number of breaks is recorded as an observation. When a compile-mode test fails, the harness
-runs it once more with ``backend="eager"`` (Dynamo alone) and records the layer that diverged:
-``dynamo`` when that fails too, else ``aot_autograd``.
+the number of breaks is recorded as an observation.
+
+Attribution: when a compile-mode test fails, or passes for a clause about compile mode only (a
+divergence from eager, ``:modes: compile``), the harness runs it once more with ``backend="eager"``
+(Dynamo alone) and records the layer the behaviour comes from as the observation "diverging
+layer": ``dynamo`` when Dynamo alone gives the same outcome, else ``aot_autograd``.
 """
 
 from __future__ import annotations
@@ -94,8 +97,11 @@ class Runner:
     def __call__(self, step, *args, **kwargs):
         return self.function(step)(*args, **kwargs)
 
-    def attribute(self, rerun) -> str:
-        """After a compile-mode failure: run the test again with Dynamo alone; name the layer that diverged."""
+    def layer(self, rerun, passed: bool) -> str:
+        """The layer whose behaviour the test saw: run the test again with Dynamo alone (``backend="eager"``).
+
+        The same outcome with Dynamo alone puts the compiled behaviour in Dynamo, another in AOTAutograd.
+        """
         import pytest
         import torch._dynamo
 
@@ -103,9 +109,10 @@ class Runner:
         torch._dynamo.reset()
         try:
             rerun()
+            alone = True
         except (Exception, pytest.fail.Exception):  # pytest.fail's exception is no Exception
-            return "dynamo"
+            alone = False
         finally:
             self.backend = BACKEND
             torch._dynamo.reset()
-        return "aot_autograd"
+        return "dynamo" if alone == passed else "aot_autograd"

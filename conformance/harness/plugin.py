@@ -247,8 +247,9 @@ def pytest_runtest_makereport(item, call):
     runner = getattr(item, "_conformance_runner", None)
     if runner is not None and runner.mode == "compile" and call.when == "call":
         observed["graph breaks"] = runner.graph_breaks
-        if report.failed:  # which layer diverged from eager: rerun with Dynamo alone
-            observed["diverging layer"] = layer = runner.attribute(item.runtest)
+        # Where compiled behaviour departs from eager (a failure, or a clause about compile mode only): which layer.
+        if report.failed or any(c.modes == ("compile",) for c in clauses):
+            observed["diverging layer"] = layer = runner.layer(item.runtest, report.passed)
             report.sections.append(("conformance", f"diverging layer: {layer} (rerun with backend='eager')"))
     info = {
         "clauses": [c.id for c in clauses],
