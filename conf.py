@@ -23,6 +23,7 @@ extensions = [
     "bad_input_table",
     "populations",
     "errata",
+    "divergences",
 ]
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3

@@ -10,19 +10,34 @@ from conformance.harness import registry
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 
-def _params():
+def _params(compiled: bool):
+    """The examples of clauses about eager mode (or both), or of clauses about compile mode only."""
+    clauses = registry.default().clauses
     return [
         pytest.param(example, id=example.name, marks=pytest.mark.clause(*example.clauses))
         for example in registry.default().examples
+        if all(clauses[c].modes == ("compile",) for c in example.clauses) == compiled
     ]
 
 
-@pytest.mark.only_devices("cpu")  # examples are written for the default device
-@pytest.mark.parametrize("example", _params())
-def test_spec_example(example, device):
+def _run(example):
     parser = doctest.DocTestParser()
     test = parser.get_doctest(example.code, {"torch": torch}, example.name, f"spec/{example.page}.md", example.line)
     runner = doctest.DocTestRunner(optionflags=FLAGS)
     out = []
     runner.run(test, out=out.append)
     assert runner.failures == 0, f"spec/{example.name}: example output differs:\n" + "".join(out)
+
+
+@pytest.mark.only_devices("cpu")  # examples are written for the default device
+@pytest.mark.parametrize("example", _params(compiled=False))
+def test_spec_example(example, device):
+    _run(example)
+
+
+# An example of what compiled code does calls torch.compile itself; it runs in compile mode only (run_mode), so
+# that it is not-applicable where torch.compile is (torch 2.0 on Python 3.11) and never counts for eager mode.
+@pytest.mark.only_devices("cpu")
+@pytest.mark.parametrize("example", _params(compiled=True))
+def test_compiled_spec_example(example, device, run_mode):
+    _run(example)

@@ -1,0 +1,122 @@
+"""Tests of spec/compile.md: updates between two calls of one compiled function (Dynamo's guards).
+
+Each update step here is a whole call of a function compiled once (``run.function``): in eager mode the
+plain function, in compile mode ``torch.compile(..., backend="aot_eager")``. The update between the two
+calls is the user code the clause is about; the second call must see it.
+"""
+
+import pytest
+import torch
+
+from conformance.harness.checks import assert_values
+
+
+def _double(x):
+    return x * 2
+
+
+# > COMPILE-1: When `requires_grad` of an input changes between two calls of one compiled function, the next
+# > call follows it: ...
+@pytest.mark.clause("COMPILE-1")
+def test_requires_grad_flip_between_calls(device, run):
+    f = run.function(_double)
+    x = torch.tensor([1.0, 2.0], device=device)
+    assert not f(x).requires_grad
+    x.requires_grad_(True)
+    y = f(x)
+    assert y.requires_grad and y.grad_fn is not None
+    y.sum().backward()
+    assert x.grad is not None and x.grad.shape == (2,)
+    x.requires_grad_(False)
+    assert not f(x).requires_grad
+
+
+# > COMPILE-2: `x.data = t` between two calls: the next call computes with the values of `t`, of the same shape
+# > or of another.
+@pytest.mark.clause("COMPILE-2")
+def test_data_assignment_between_calls(device, run):
+    f = run.function(lambda x: x + 1)
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    assert_values(f(x), [2.0, 3.0], "first call")
+    x.data = torch.tensor([10.0, 20.0], device=device)
+    assert_values(f(x), [11.0, 21.0], "after x.data = [10, 20]")
+    x.data = torch.tensor([1.0, 2.0, 3.0], device=device)
+    assert_values(f(x), [2.0, 3.0, 4.0], "after x.data = [1, 2, 3]")
+
+
+# > COMPILE-3: `x.set_(s)` between two calls: the next call computes with the storage and shape of `s`.
+@pytest.mark.clause("COMPILE-3")
+def test_set_between_calls(device, run):
+    f = run.function(lambda x: x * 3)
+    x = torch.tensor([1.0, 2.0], device=device)
+    assert_values(f(x), [3.0, 6.0], "first call")
+    x.set_(torch.tensor([5.0, 6.0, 7.0], device=device))
+    assert_values(f(x), [15.0, 18.0, 21.0], "after x.set_(s)")
+
+
+# > COMPILE-4: A leaf updated in place under `torch.no_grad()` between two calls of a compiled loss: ...
+@pytest.mark.clause("COMPILE-4")
+def test_training_step_between_calls(device, run):
+    loss = run.function(lambda w: (w * w).sum())
+    w = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    loss(w).backward()
+    assert_values(w.grad, [2.0, 4.0], "first gradient")
+    with torch.no_grad():
+        w.sub_(0.25 * w.grad)
+    w.grad = None
+    second = loss(w)
+    second.backward()
+    assert_values(w, [0.5, 1.0], "w after the step")
+    assert_values(w.grad, [1.0, 2.0], "gradient at the updated w")
+    assert second.item() == 1.25
+
+
+# > COMPILE-8: A module called under `torch.no_grad()` and then with grad mode enabled ...
+@pytest.mark.clause("COMPILE-8")
+def test_no_grad_call_then_grad_call(device, run):
+    m = torch.nn.Linear(2, 1, device=device)
+    f = run.function(m)
+    x = torch.tensor([[1.0, 10.0]], device=device)
+    with torch.no_grad():
+        assert not f(x).requires_grad
+    y = f(x)
+    assert y.requires_grad
+    y.sum().backward()
+    assert_values(m.weight.grad, [[1.0, 10.0]], "weight.grad")
+
+
+def _unfreeze_between_calls(device, run):
+    """A two-layer module, its second layer frozen for one call and unfrozen for the next: layer-2 weight grad."""
+    m = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 1)).to(device)
+    f = run.function(m)
+    x = torch.tensor([[1.0, 10.0]], device=device)
+    m[1].requires_grad_(False)
+    f(x).sum().backward()
+    assert m[1].weight.grad is None and m[0].weight.grad is not None
+    m[1].requires_grad_(True)
+    m.zero_grad()
+    f(x).sum().backward()
+    return m[1].weight.grad
+
+
+# > COMPILE-5: Parameters frozen with `requires_grad_(False)` for one call of a module and unfrozen before the next:
+# > the next `backward()` fills their `.grad` ...
+@pytest.mark.clause("COMPILE-5")
+def test_unfrozen_parameter_gets_grad(device, run):
+    grad = _unfreeze_between_calls(device, run)
+    assert grad is not None and grad.shape == (1, 2), f"layer 2 weight.grad is {grad}"
+
+
+# > COMPILE-6: Under torch.compile, since 2.12, the same: ...
+@pytest.mark.clause("COMPILE-6")
+def test_unfrozen_parameter_gets_grad_compiled(device, run):
+    grad = _unfreeze_between_calls(device, run)
+    assert grad is not None and grad.shape == (1, 2), f"layer 2 weight.grad is {grad}"
+
+
+# > COMPILE-7: Under torch.compile, before 2.12, the compiled module keeps running the graph built while the
+# > parameters were frozen: ... `.grad` stays None.
+@pytest.mark.clause("COMPILE-7")
+def test_unfrozen_parameter_keeps_no_grad_compiled(device, run):
+    grad = _unfreeze_between_calls(device, run)
+    assert grad is None, f"layer 2 weight.grad is {grad}, not None"

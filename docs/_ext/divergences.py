@@ -1,0 +1,63 @@
+"""Sphinx extension: the ``divergences`` directive, every place where torch.compile departs from eager.
+
+A divergence is a clause with ``:modes: compile`` (what compiled code does) beside its eager
+sibling with ``:modes: eager``. The table is built from the clause registry, so a new divergence
+clause appears here without editing this page; the layer column comes from the recorded results
+(the observation "diverging layer" of the compile-mode runs, harness/modes.py).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from clauses import _clause_link, doc_link, table
+from docutils import nodes
+from sphinx.util.docutils import SphinxDirective
+
+from conformance.harness import registry as reg
+from conformance.harness import status
+
+
+def layers(clause_id: str) -> str:
+    """'dynamo on 2.1.2–2.8.0; aot_autograd on 2.9.1–2.15.0' from the recorded compile-mode observations."""
+    found: dict[str, list[str]] = defaultdict(list)
+    recorded = status.recorded()
+    everything = sorted({v for v, _ in recorded}, key=status.Version)
+    for (version, device), doc in recorded.items():
+        if device != "cpu":
+            continue
+        layer = doc["devices"][device]["compile"][clause_id]["observed"].get("diverging layer")
+        if layer:
+            found[layer].append(version)
+    return "; ".join(f"{layer} on {status.spans(vs, everything)}" for layer, vs in sorted(found.items())) or "—"
+
+
+def _first_sentence(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat.split(". ")[0].rstrip(".") + "."
+
+
+class DivergencesDirective(SphinxDirective):
+    """One row per clause about compile mode only: the clause, its page, releases, layer and statement."""
+
+    def run(self):
+        clauses = [c for c in reg.default().clauses.values() if c.modes == ("compile",) and not c.withdrawn]
+        if not clauses:
+            return [nodes.paragraph("", "No divergence between eager and compiled updates is recorded.")]
+        rows = [
+            [
+                _clause_link(c.id),
+                doc_link(f"spec/{c.page}"),
+                c.range_text(),
+                layers(c.id),
+                _first_sentence(c.text),
+            ]
+            for c in sorted(clauses, key=lambda c: (c.page, int(c.id.rsplit("-", 1)[1])))
+        ]
+        header = ["Clause", "Page", "Releases", "Layer (recorded)", "Compiled behaviour"]
+        return [table(["divergences"], (10, 12, 14, 16, 48), header, rows)]
+
+
+def setup(app):
+    app.add_directive("divergences", DivergencesDirective)
+    return {"version": "1", "parallel_read_safe": True}
