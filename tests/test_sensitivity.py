@@ -66,3 +66,50 @@ def test_sabotage_cases_cover_every_page():
 
     modules = {info.name for info in pkgutil.iter_modules(tests.sabotage.__path__)}
     assert set(registry.default().pages()) <= modules | {"index"}, "each spec page needs tests/sabotage/<page>.py"
+
+
+# Clauses about compile mode only: those whose compiled behaviour differs from eager (a run that ignores the mode
+# must make them fail), and those that state, for a range of releases, that compiled code behaves as eager does.
+DIVERGENT = {"COMPILE-7"}
+SAME_AS_EAGER = {"COMPILE-6"}
+
+
+def test_every_compile_only_clause_is_classified():
+    from conformance.harness import registry
+
+    compile_only = {c.id for c in registry.default().clauses.values() if c.modes == ("compile",)}
+    assert compile_only == DIVERGENT | SAME_AS_EAGER and not DIVERGENT & SAME_AS_EAGER
+
+
+def test_run_ignoring_the_mode_fails_the_divergences(tmp_path):
+    """Sabotage of the harness: a ``run`` fixture that ignores the mode makes the divergence clauses fail."""
+    import torch
+
+    from conformance.harness import registry
+
+    clauses = registry.default().clauses
+    expected = {cid for cid in DIVERGENT if clauses[cid].applies_to(torch.__version__)}
+    files = sorted(
+        {
+            str(p.relative_to(ROOT))
+            for p in (ROOT / "conformance" / "tests").glob("test_*.py")
+            for cid in expected
+            if f'"{cid}"' in p.read_text()
+        }
+    )
+    if not expected:
+        pytest.skip(f"no divergence clause applies to torch {torch.__version__}")
+    proc, doc = run_conformance(
+        tmp_path,
+        "-p",
+        "tests.sabotage",
+        "--device",
+        "cpu",
+        "--mode",
+        "compile",
+        *files,
+        env={"SABOTAGE": "compile:run_ignores_mode"},
+    )
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    failed = {cid for cid, e in doc["devices"]["cpu"]["compile"].items() if e["outcome"] == "fail"}
+    assert expected <= failed, f"not failing with the mode ignored: {sorted(expected - failed)}"

@@ -1,0 +1,31 @@
+"""Ways to break what spec/compile.md states, and the harness's compile mode itself."""
+
+import functools
+
+import torch
+
+from conformance.harness import modes
+
+_requires_grad_ = torch.Tensor.requires_grad_
+
+
+def requires_grad_ignored():
+    """`requires_grad_()` returns the tensor unchanged: freezing, unfreezing and flipping do nothing."""
+
+    @functools.wraps(_requires_grad_)
+    def requires_grad_(self, requires_grad=True):
+        return self
+
+    torch.Tensor.requires_grad_ = requires_grad_
+    torch.nn.Module.requires_grad_ = lambda self, requires_grad=True: self
+
+
+def run_ignores_mode():
+    """The ``run`` fixture runs every step eagerly, whatever the mode: compile mode tests nothing compiled."""
+    modes.Runner.function = lambda self, step: step
+
+
+# run_ignores_mode is checked by tests/test_sensitivity.py::test_run_ignoring_the_mode_fails_the_divergences.
+CASES = [
+    ("requires_grad_ignored", "test_compile.py", {"COMPILE-1", "COMPILE-5"}),
+]
