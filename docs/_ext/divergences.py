@@ -12,6 +12,7 @@ from collections import defaultdict
 
 from clauses import _clause_link, doc_link, table
 from docutils import nodes
+from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 
 from conformance.harness import registry as reg
@@ -40,6 +41,14 @@ def _first_sentence(text: str) -> str:
 class DivergencesDirective(SphinxDirective):
     """One row per clause about compile mode only: the clause, its page, releases, layer and statement."""
 
+    def inline(self, text: str) -> nodes.Node:
+        """The clause's MyST (code, roles) rendered, not shown raw."""
+        parsed = nodes.container()
+        self.state.nested_parse(StringList([text], source=self.get_source_info()[0]), self.content_offset, parsed)
+        span = nodes.inline()
+        span += parsed[0].children  # the one paragraph's inline nodes
+        return span
+
     def run(self):
         clauses = [c for c in reg.default().clauses.values() if c.modes == ("compile",) and not c.withdrawn]
         if not clauses:
@@ -50,7 +59,7 @@ class DivergencesDirective(SphinxDirective):
                 doc_link(f"spec/{c.page}"),
                 c.range_text(),
                 layers(c.id),
-                _first_sentence(c.text),
+                self.inline(_first_sentence(c.text)),
             ]
             for c in sorted(clauses, key=lambda c: (c.page, int(c.id.rsplit("-", 1)[1])))
         ]
