@@ -3,6 +3,7 @@
     python benchmarks/bench.py                    # floor, suite serial, suite -n 2, docs build
     python benchmarks/bench.py --nox 2.15.0       # also a warm `nox -s conformance` for that torch
     python benchmarks/bench.py --window           # also a warm `nox -s conformance` over the whole window
+    python benchmarks/bench.py --modes-per-version  # compile-mode suite / eager suite, for each kept environment
 
 Each measurement is the median of --repeat runs; ratios are to the floor. These
 machines are small and noisy: read ratios, not absolute seconds. No thresholds
@@ -42,6 +43,11 @@ def main() -> int:
     parser.add_argument("--nox", metavar="TORCH", help="also time a warm `nox -s conformance` for this torch")
     parser.add_argument("--window", action="store_true", help="also time one warm `nox -s conformance` (all releases)")
     parser.add_argument("--no-docs", action="store_true", help="skip the docs build")
+    parser.add_argument(
+        "--modes-per-version",
+        action="store_true",
+        help="time the suite in eager and in compile mode (cpu, meta) with each .nox/conformance-torch-* python",
+    )
     args = parser.parse_args()
 
     py = args.python
@@ -49,10 +55,11 @@ def main() -> int:
     rows = [("floor: python -c 'import torch'", timed([py, "-c", "import torch"], args.repeat))]
     rows.append(("suite, serial", timed(suite, args.repeat)))
     rows.append(("suite, -n 2", timed([*suite, "-n", "2"], args.repeat)))
+    rows.append(("suite, compile mode (--mode compile)", timed([*suite, "--mode", "compile"], args.repeat)))
     if args.nox:
         session = f"conformance(torch='{args.nox}')"
         timed(["nox", "-s", session], 1)  # make sure it is warm
-        rows.append((f"nox -s \"{session}\" (warm)", timed(["nox", "-s", session], args.repeat)))
+        rows.append((f'nox -s "{session}" (warm)', timed(["nox", "-s", session], args.repeat)))
         # The same two pytest runs the session makes (record + range check), without nox: the difference is nox's cost.
         env_python = str(ROOT / ".nox" / f"conformance-torch-{args.nox.replace('.', '-')}" / "bin" / "python")
         out = tempfile.mkdtemp()
@@ -76,7 +83,24 @@ def main() -> int:
     print(f"{'measurement':<48} {'seconds':>8} {'x floor':>8}")
     for name, seconds in rows:
         print(f"{name:<48} {seconds:8.2f} {seconds / floor:8.2f}")
+    times = dict(rows)
+    print(f"compile mode / eager suite: {times['suite, compile mode (--mode compile)'] / times['suite, serial']:.2f}x")
+    if args.modes_per_version:
+        modes_per_version(args.repeat)
     return 0
+
+
+def modes_per_version(repeat: int) -> None:
+    """The compile-mode suite as a ratio to the eager suite, both timed with the same python, per kept release."""
+    print(f"{'torch':<10} {'eager s':>8} {'compile s':>10} {'ratio':>6}")
+    envs = sorted((ROOT / ".nox").glob("conformance-torch-*"), key=lambda p: [int(n) for n in p.name.split("-")[2:]])
+    for env in envs:
+        py = str(env / "bin" / "python")
+        suite = [py, "-m", "pytest", "conformance", "-q", "-p", "no:cacheprovider", "--device", "cpu,meta"]
+        eager = timed([*suite, "--mode", "eager"], repeat)
+        compiled = timed([*suite, "--mode", "compile"], repeat)
+        version = ".".join(env.name.split("-")[2:])
+        print(f"{version:<10} {eager:8.2f} {compiled:10.2f} {compiled / eager:6.2f}", flush=True)
 
 
 if __name__ == "__main__":
