@@ -597,3 +597,10 @@ ALL.update({FACTORIES.name: FACTORIES})
 
 
 # Populations of the module pages (functional, grad, load_state_dict, no_grad, parameter_update, set, swap_tensors, ...).
+
+
+# Populations drawn from torch's own operator database (op_db): conformance/harness/opdb.py. Their members are
+# drawn from the installed torch when first asked for (importing op_db takes seconds), never at this import.
+from .opdb import OPDB_INPLACE  # noqa: E402
+
+ALL.update({OPDB_INPLACE.name: OPDB_INPLACE})
