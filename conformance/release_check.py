@@ -99,6 +99,10 @@ def _lines(text: str) -> list[str]:
     return [ln.strip() for ln in text.splitlines() if ln.strip()]
 
 
+# What importing torch's operator database (conformance/harness/opdb.py) needs on some releases.
+OPDB_NEEDS = ("expecttest", "pyyaml", "setuptools")
+
+
 def install(spec: str) -> Path:
     args, slug = requirements(spec)
     env = ENVS / slug
@@ -109,7 +113,7 @@ def install(spec: str) -> Path:
             reason = (_lines(proc.stderr) or ["uv venv failed"])[-1]
             raise UsageError(f"cannot create {shown(env)}: {reason.removeprefix('error: ')}")
     proc = _uv(
-        ["uv", "pip", "install", "-q", "--python", str(python), *args, "pytest", "pytest-xdist", "packaging"],
+        ["uv", "pip", "install", "-q", "--python", str(python), *args, "pytest", "pytest-xdist", "packaging", *OPDB_NEEDS],
         f"install {spec}",
     )
     if proc.returncode:
