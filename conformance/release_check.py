@@ -112,8 +112,9 @@ def install(spec: str) -> Path:
         if proc.returncode:
             reason = (_lines(proc.stderr) or ["uv venv failed"])[-1]
             raise UsageError(f"cannot create {shown(env)}: {reason.removeprefix('error: ')}")
+    packages = ("pytest", "pytest-xdist", "packaging", *OPDB_NEEDS)
     proc = _uv(
-        ["uv", "pip", "install", "-q", "--python", str(python), *args, "pytest", "pytest-xdist", "packaging", *OPDB_NEEDS],
+        ["uv", "pip", "install", "-q", "--python", str(python), *args, *packages],
         f"install {spec}",
     )
     if proc.returncode:

@@ -31,9 +31,10 @@ def test_committed_members_match_the_installed_torch():
 
     version = torch.__version__.split("+")[0]
     data = opdb.load_data()
+    refresh = "python -m conformance.harness.opdb --write"
     if version not in data:
-        pytest.fail(f"{opdb.DATA_FILE.name} has no entry for torch {version}: python -m conformance.harness.opdb --write")
-    assert data[version] == json.loads(json.dumps(opdb.record())), "stale: python -m conformance.harness.opdb --write"
+        pytest.fail(f"{opdb.DATA_FILE.name} has no entry for torch {version}: {refresh}")
+    assert data[version] == json.loads(json.dumps(opdb.record())), f"stale: {refresh}"
 
 
 def test_drawing_leaves_no_global_state_changed():
@@ -59,9 +60,24 @@ def test_record_refuses_a_sample(demo):
 def test_sample_run_says_so_in_summary_and_results(tmp_path):
     out = tmp_path / "r.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "conformance/tests/test_inplace_ops.py",
-         "--device", "cpu", "--population", "sample", "--results", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "conformance/tests/test_inplace_ops.py",
+            "--device",
+            "cpu",
+            "--population",
+            "sample",
+            "--results",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     total = len(opdb.OPDB_INPLACE.ids())

@@ -355,8 +355,10 @@ def main(argv: list[str] | None = None) -> int:
     took = time.perf_counter() - start
     if "--write" in argv:
         print(f"{DATA_FILE.name}: recorded torch {write_data()}")
-    print(f"torch {d.torch}: {len(d.members)} members of {d.candidates} OpInfos with an in-place variant, "
-          f"drawn in {took:.1f} s")
+    print(
+        f"torch {d.torch}: {len(d.members)} members of {d.candidates} OpInfos with an in-place variant, "
+        f"drawn in {took:.1f} s"
+    )
     for mid, why in d.excluded.items():
         print(f"  left out {mid}: {why}")
     return 0

@@ -55,8 +55,7 @@ def pytest_configure(config):
     )
     if config.getoption("--record") and config.getoption("--population") == "sample":
         raise pytest.UsageError(
-            "--record needs the whole population; --population sample takes a sample of "
-            + ", ".join(opdb.ALL)
+            "--record needs the whole population; --population sample takes a sample of " + ", ".join(opdb.ALL)
         )
     config._opdb_taken = {}  # population name -> (members taken, members in all)
     config.pluginmanager.register(_Summary(config), "conformance-opdb-summary")
