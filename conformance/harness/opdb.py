@@ -250,6 +250,7 @@ class OpdbPopulation:
     def __init__(self, name: str, description: str):
         self.name = name
         self.description = description
+        self.data_file = DATA_FILE  # its members per recorded release, for the page
 
     @property
     def members(self) -> tuple[tuple[str, Member], ...]:
@@ -338,8 +339,11 @@ def page_lines(population: OpdbPopulation) -> list[str]:
                 parts.append(f"new: {_ids(added)}")
             if gone := [i for i in previous["members"] if i not in entry["members"]]:
                 parts.append(f"gone: {_ids(gone)}")
-        left_out = "; ".join(f"`{i}`: {why}" for i, why in entry["excluded"].items())
-        parts.append(f"left out: {left_out or 'none'}")
+        if previous is not None and entry["excluded"] == previous["excluded"]:
+            parts.append("left out: the same")
+        else:
+            left_out = "; ".join(f"`{i}`: {why}" for i, why in entry["excluded"].items())
+            parts.append(f"left out: {left_out or 'none'}")
         lines.append(f"- torch {v}: " + "; ".join(parts))
         previous = entry
     return lines

@@ -26,6 +26,7 @@ class PopulationDirective(SphinxDirective):
             raise self.error(f"unknown population {name!r} (not in conformance/harness/populations.py)")
         box = nodes.container(classes=["population"], ids=[f"population-{name.lower()}"])
         if hasattr(population, "page_lines"):  # drawn from torch (op_db): its recorded members per release
+            self.env.note_dependency(str(population.data_file))
             text = population.page_lines()
         else:
             ids = ", ".join(f"`{mid}`" for mid in population.ids())
