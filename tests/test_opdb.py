@@ -1,6 +1,7 @@
 """The op_db population (conformance/harness/opdb.py) and its plugin (opdb_plugin.py): sample or full, said so."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -87,3 +88,20 @@ def test_sample_run_says_so_in_summary_and_results(tmp_path):
     assert entry["outcome"] == "pass"
     assert entry["observed"]["OPDB_INPLACE"] == f"sample: {opdb.SAMPLE_SIZE} of {total} members"
     assert entry["tests"] <= opdb.SAMPLE_SIZE  # it ran at most 40 tests, and claims no more
+
+
+def test_missing_op_db_dependency_ends_the_run_in_one_line(tmp_path):
+    (tmp_path / "expecttest.py").write_text('raise ImportError("No module named expecttest")\n')
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "conformance/tests/test_inplace_ops.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )
+    assert proc.returncode == 4, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "ERROR: OPDB_INPLACE: cannot import torch's operator database (op_db): No module named expecttest" in (
+        proc.stderr
+    )
+    assert "Traceback" not in proc.stdout + proc.stderr
