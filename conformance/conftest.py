@@ -10,3 +10,6 @@ from conformance.harness.plugin import (  # noqa: F401
     pytest_runtest_setup,
     torch_global_state_guard,
 )
+
+# Populations drawn from torch's operator database: sample or full (--population), said in the summary and results.
+pytest_plugins = ["conformance.harness.opdb_plugin"]
