@@ -12,3 +12,6 @@ from conformance.harness.plugin import (  # noqa: F401
     run_mode,
     torch_global_state_guard,
 )
+
+# Populations drawn from torch's operator database: sample or full (--population), said in the summary and results.
+pytest_plugins = ["conformance.harness.opdb_plugin"]

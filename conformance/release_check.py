@@ -99,6 +99,10 @@ def _lines(text: str) -> list[str]:
     return [ln.strip() for ln in text.splitlines() if ln.strip()]
 
 
+# What importing torch's operator database (conformance/harness/opdb.py) needs on some releases.
+OPDB_NEEDS = ("expecttest", "pyyaml", "setuptools")
+
+
 def install(spec: str) -> Path:
     args, slug = requirements(spec)
     env = ENVS / slug
@@ -108,8 +112,9 @@ def install(spec: str) -> Path:
         if proc.returncode:
             reason = (_lines(proc.stderr) or ["uv venv failed"])[-1]
             raise UsageError(f"cannot create {shown(env)}: {reason.removeprefix('error: ')}")
+    packages = ("pytest", "pytest-xdist", "packaging", *OPDB_NEEDS)
     proc = _uv(
-        ["uv", "pip", "install", "-q", "--python", str(python), *args, "pytest", "pytest-xdist", "packaging"],
+        ["uv", "pip", "install", "-q", "--python", str(python), *args, *packages],
         f"install {spec}",
     )
     if proc.returncode:

@@ -647,3 +647,10 @@ TENSORS = Population(
 )
 
 ALL.update({p.name: p for p in (MODULES, TENSORS)})
+
+
+# Populations drawn from torch's own operator database (op_db): conformance/harness/opdb.py. Their members are
+# drawn from the installed torch when first asked for (importing op_db takes seconds), never at this import.
+from .opdb import OPDB_INPLACE  # noqa: E402
+
+ALL.update({OPDB_INPLACE.name: OPDB_INPLACE})

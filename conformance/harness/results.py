@@ -40,7 +40,9 @@ OUTCOMES = ("pass", "fail", "not-applicable", "not-run")
 SUITE_DIR = reg.ROOT / "conformance"
 TESTS_DIR = SUITE_DIR / "tests"
 # Harness modules whose code the tests run (helpers, populations): a change there can change outcomes too.
-SUITE_MODULES = tuple(SUITE_DIR / "harness" / f for f in ("checks.py", "modes.py", "populations.py"))
+SUITE_MODULES = tuple(
+    SUITE_DIR / "harness" / f for f in ("checks.py", "modes.py", "populations.py", "opdb.py", "opdb_plugin.py")
+)
 RESULTS_DIR = SUITE_DIR / "results"
 REFRESH_HINT = "refresh them with: nox -s conformance"
 

@@ -25,12 +25,16 @@ class PopulationDirective(SphinxDirective):
         if population is None:
             raise self.error(f"unknown population {name!r} (not in conformance/harness/populations.py)")
         box = nodes.container(classes=["population"], ids=[f"population-{name.lower()}"])
-        ids = ", ".join(f"`{mid}`" for mid in population.ids())
-        text = [
-            f"**Population `{name}`** ({len(population.members)} members): {population.description}",
-            "",
-            ids,
-        ]
+        if hasattr(population, "page_lines"):  # drawn from torch (op_db): its recorded members per release
+            self.env.note_dependency(str(population.data_file))
+            text = population.page_lines()
+        else:
+            ids = ", ".join(f"`{mid}`" for mid in population.ids())
+            text = [
+                f"**Population `{name}`** ({len(population.members)} members): {population.description}",
+                "",
+                ids,
+            ]
         self.state.nested_parse(StringList(text, source=self.get_source_info()[0]), self.content_offset, box)
         return [box]
 

@@ -99,3 +99,52 @@ CASES = [
     ("inplace_skips_version_counter", "test_inplace.py", {"INPLACE-5", "INPLACE-7", "INPLACE-10", "INPLACE-11"}),
     ("backward_error_has_old_hint", "test_inplace.py", {"INPLACE-14"}),
 ]
+
+
+# -- every in-place operation of torch's op_db (test_inplace_ops.py; op_db, imported after this patch, takes the
+# patched methods as its in-place variants) --
+
+
+def patch_every_inplace_method(make):
+    """Wrap every public in-place method of `torch.Tensor` (a name with one trailing underscore)."""
+    for name in dir(torch.Tensor):
+        if re.fullmatch(r"[a-z][a-z0-9_]*[a-z0-9]_", name) and name != "requires_grad_":
+            original = getattr(torch.Tensor, name)
+            if callable(original):
+                setattr(torch.Tensor, name, make(original))
+
+
+def opdb_inplace_on_leaf_allowed():
+    """Every in-place method runs on a leaf that requires grad as if under no_grad, instead of raising."""
+
+    def make(original):
+        @functools.wraps(original)
+        def method(self, *args, **kwargs):
+            if self.is_leaf and self.requires_grad and torch.is_grad_enabled():
+                with torch.no_grad():
+                    return original(self, *args, **kwargs)
+            return original(self, *args, **kwargs)
+
+        return method
+
+    patch_every_inplace_method(make)
+
+
+def opdb_inplace_returns_copy():
+    """Every in-place method returns a copy of the updated tensor instead of the tensor itself."""
+
+    def make(original):
+        @functools.wraps(original)
+        def method(self, *args, **kwargs):
+            result = original(self, *args, **kwargs)
+            return result.detach().clone() if result is self else result
+
+        return method
+
+    patch_every_inplace_method(make)
+
+
+CASES += [
+    ("opdb_inplace_on_leaf_allowed", "test_inplace_ops.py", {"INPLACE-80"}),
+    ("opdb_inplace_returns_copy", "test_inplace_ops.py", {"INPLACE-81", "INPLACE-84"}),
+]

@@ -151,3 +151,25 @@ CASES = [
     ("allow_mutation_does_nothing", "test_version_counter.py", {"VERSION-69"}),
     ("hooks_keep_version_check", "test_version_counter.py", {"VERSION-16", "VERSION-17", "VERSION-46"}),
 ]
+
+
+def opdb_inplace_skips_version_counter():
+    """Every in-place method of `torch.Tensor` that autograd does not record writes through `.data`: no bump."""
+    import functools
+
+    from tests.sabotage.inplace import patch_every_inplace_method
+
+    def make(original):
+        @functools.wraps(original)
+        def method(self, *args, **kwargs):
+            if torch.is_grad_enabled() and self.requires_grad:
+                return original(self, *args, **kwargs)
+            original(self.data, *args, **kwargs)
+            return self
+
+        return method
+
+    patch_every_inplace_method(make)
+
+
+CASES += [("opdb_inplace_skips_version_counter", "test_inplace_ops.py", {"VERSION-80"})]
