@@ -84,7 +84,7 @@ def test_sample_run_says_so_in_summary_and_results(tmp_path):
     total = len(opdb.OPDB_INPLACE.ids())
     line = f"population OPDB_INPLACE sampled: {opdb.SAMPLE_SIZE} of {total} members"
     assert line in proc.stdout
-    entry = json.loads(out.read_text())["devices"]["cpu"]["VERSION-80"]
+    entry = json.loads(out.read_text())["devices"]["cpu"]["eager"]["VERSION-80"]
     assert entry["outcome"] == "pass"
     assert entry["observed"]["OPDB_INPLACE"] == f"sample: {opdb.SAMPLE_SIZE} of {total} members"
     assert entry["tests"] <= opdb.SAMPLE_SIZE  # it ran at most 40 tests, and claims no more
