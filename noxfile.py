@@ -72,7 +72,7 @@ def tests(session):
     install_torch(session, TESTS_TORCH, *nox.project.dependency_groups(PYPROJECT, "test", "dev", "docs", "lint"))
     session.run("ruff", "check", ".")
     session.run("python", "-m", "pytest", "tests", "-p", "no:cacheprovider", "-n", "2", *session.posargs)
-    session.run("python", "-m", "pytest", "conformance", "-p", "no:cacheprovider", "-q")
+    session.run("python", "-m", "pytest", "conformance", "-p", "no:cacheprovider", "-q", "--mode", "eager,compile")
     build_docs(session)
 
 
