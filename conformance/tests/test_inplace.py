@@ -78,13 +78,31 @@ ALL = {**{k: v[:2] for k, v in METHODS.items()}, **OUT}
 
 # > INPLACE-1: With grad mode enabled, an in-place operation on a leaf tensor that requires grad raises
 # > RuntimeError whose message is "a leaf Variable that requires grad is being used in an in-place operation.".
-@pytest.mark.clause("INPLACE-1")
-@pytest.mark.parametrize("spelling", list(METHODS))
-def test_inplace_on_leaf_requiring_grad_raises(device, spelling, run):
+def _refused_on_leaf(device, spelling, run):
+    """The error that the update of INPLACE-1 raises on a leaf that requires grad."""
     x = leaf(device)
     with raises(RuntimeError, LEAF_ERROR) as info:
         run(METHODS[spelling][0], x)
-    assert str(info.value) == LEAF_ERROR
+    return info.value
+
+
+@pytest.mark.clause("INPLACE-1")
+@pytest.mark.parametrize("spelling", list(METHODS))
+def test_inplace_on_leaf_requiring_grad_raises(device, spelling, run):
+    assert str(_refused_on_leaf(device, spelling, run)) == LEAF_ERROR
+
+
+# > INPLACE-90: In a compiled function, ... raise torch._dynamo.exc.TorchRuntimeError (a subclass of RuntimeError)
+# > while Dynamo traces the function; its message contains "a leaf Variable that requires grad is being used in an
+# > in-place operation." but is not that message alone.
+@pytest.mark.clause("INPLACE-90")
+@pytest.mark.parametrize("spelling", list(METHODS))
+def test_inplace_on_leaf_requiring_grad_raises_compiled(device, spelling, run):
+    import torch._dynamo.exc
+
+    error = _refused_on_leaf(device, spelling, run)
+    assert isinstance(error, torch._dynamo.exc.TorchRuntimeError)
+    assert str(error) != LEAF_ERROR
 
 
 # > INPLACE-2: The operation refused by INPLACE-1 (or INPLACE-4) changes nothing: `x` is still a leaf that
@@ -160,9 +178,7 @@ def test_inplace_on_tensor_not_requiring_grad(device, spelling, run):
 # > INPLACE-8: On a non-leaf that requires grad, every member of the population INPLACE_RECORDED is accepted with
 # > grad mode enabled. It returns the tensor itself, which stays a non-leaf that requires grad; its `grad_fn` is
 # > replaced by a new node; `_version` increases.
-@pytest.mark.clause("INPLACE-8")
-@pytest.mark.parametrize("spelling", INPLACE_RECORDED.params())
-def test_recorded_inplace_on_non_leaf_replaces_grad_fn(device, spelling, run):
+def _recorded_on_non_leaf(device, spelling, run):
     x = make_leaf(device).clone()
     old = x.grad_fn
     result = run(spelling, x)
@@ -172,10 +188,22 @@ def test_recorded_inplace_on_non_leaf_replaces_grad_fn(device, spelling, run):
     assert x.grad_fn is not None and x.grad_fn is not old
 
 
-# > INPLACE-8: For the spellings of INPLACE-1 the new node is that of the operation's backward.
 @pytest.mark.clause("INPLACE-8")
-@pytest.mark.parametrize("spelling", list(METHODS))
-def test_inplace_on_non_leaf_rebases_grad_fn(device, spelling, run):
+@pytest.mark.parametrize("spelling", INPLACE_RECORDED.params())
+def test_recorded_inplace_on_non_leaf_replaces_grad_fn(device, spelling, run):
+    _recorded_on_non_leaf(device, spelling, run)
+
+
+# > INPLACE-91: In a compiled function, every member of INPLACE_RECORDED is accepted on a non-leaf ... its
+# > `grad_fn` is replaced by a new node; `_version` increases.
+@pytest.mark.clause("INPLACE-91")
+@pytest.mark.parametrize("spelling", INPLACE_RECORDED.params())
+def test_recorded_inplace_on_non_leaf_replaces_grad_fn_compiled(device, spelling, run):
+    _recorded_on_non_leaf(device, spelling, run)
+
+
+# > INPLACE-8: For the spellings of INPLACE-1 the new node is that of the operation's backward.
+def _node_after_update_of_non_leaf(device, spelling, run):
     a = leaf(device)
     x = a.clone()
     old = x.grad_fn
@@ -185,7 +213,21 @@ def test_inplace_on_non_leaf_rebases_grad_fn(device, spelling, run):
     assert (x.is_leaf, x.requires_grad) == (False, True)
     assert x._version > 0
     assert x.grad_fn is not old
-    assert type(x.grad_fn).__name__ == METHODS[spelling][2]
+    return type(x.grad_fn).__name__
+
+
+@pytest.mark.clause("INPLACE-8")
+@pytest.mark.parametrize("spelling", list(METHODS))
+def test_inplace_on_non_leaf_rebases_grad_fn(device, spelling, run):
+    assert _node_after_update_of_non_leaf(device, spelling, run) == METHODS[spelling][2]
+
+
+# > INPLACE-91: For every spelling of INPLACE-1 that node is `CopyBackwards`, not the node of the operation's
+# > backward.
+@pytest.mark.clause("INPLACE-91")
+@pytest.mark.parametrize("spelling", list(METHODS))
+def test_inplace_on_non_leaf_node_is_copy_compiled(device, spelling, run):
+    assert _node_after_update_of_non_leaf(device, spelling, run) == "CopyBackwards"
 
 
 # > INPLACE-9: Gradients flow through an in-place operation on a non-leaf as through its out-of-place twin.
