@@ -58,10 +58,22 @@ def test_out_of_place_values(device, spelling, run):
 @pytest.mark.clause("OOP-3")
 @pytest.mark.parametrize("spelling", list(OPS))
 def test_out_of_place_result_is_non_leaf(device, spelling, run):
+    _check_result_node(device, spelling, run, OPS[spelling][1])
+
+
+# > OOP-90: When `y = op(x)` is computed in a compiled function ... its `grad_fn` is `CompiledFunctionBackward`
+# > ...; that node leads to the `AccumulateGrad` node of `x`.
+@pytest.mark.clause("OOP-90")
+@pytest.mark.parametrize("spelling", list(OPS))
+def test_out_of_place_result_is_non_leaf_compiled(device, spelling, run):
+    _check_result_node(device, spelling, run, "CompiledFunctionBackward")
+
+
+def _check_result_node(device, spelling, run, node):
     x = leaf(device)
     y = run(OPS[spelling][0], x)
     assert (y.requires_grad, y.is_leaf) == (True, False)
-    assert type(y.grad_fn).__name__ == OPS[spelling][1]
+    assert type(y.grad_fn).__name__ == node
     targets = [fn for fn, _ in y.grad_fn.next_functions if fn is not None]
     assert [type(fn).__name__ for fn in targets] == ["AccumulateGrad"]
     assert targets[0].variable is x

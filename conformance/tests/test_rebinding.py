@@ -90,6 +90,13 @@ def test_fresh_leaf_requiring_grad_backpropagates(device):
 # > REBIND-6: After `x = x + 1` (every operation of NON_VIEW_OPS, of a tensor that requires grad,
 # > with grad mode on) the name refers to a non-leaf that requires grad and has a `grad_fn`
 # > (`AddBackward0` for `x + 1`, `MulBackward0` for `x * 2`, `SubBackward0` for `x - 0.1 * g`).
+REBIND_STEPS = {
+    "x = x + 1": lambda x, g: x + 1,
+    "x = x * 2": lambda x, g: x * 2,
+    "x = x - 0.1 * g": lambda x, g: x - 0.1 * g,
+}
+
+
 @pytest.mark.clause("REBIND-6")
 @pytest.mark.parametrize(
     ("spelling", "grad_fn"),
@@ -102,13 +109,16 @@ def test_fresh_leaf_requiring_grad_backpropagates(device):
 def test_rebinding_to_result_makes_non_leaf(device, spelling, grad_fn, run):
     x = leaf(device)
     g = torch.ones(2, device=device)
-    step = {
-        "x = x + 1": lambda x, g: x + 1,
-        "x = x * 2": lambda x, g: x * 2,
-        "x = x - 0.1 * g": lambda x, g: x - 0.1 * g,
-    }
-    x = run(step[spelling], x, g)
+    x = run(REBIND_STEPS[spelling], x, g)
     assert (x.requires_grad, x.is_leaf, type(x.grad_fn).__name__) == (True, False, grad_fn)
+
+
+# > REBIND-90: When the new object of REBIND-6 is computed in a compiled function, the name refers to a non-leaf
+# > that requires grad and has a `grad_fn`, which is `CompiledFunctionBackward`.
+@pytest.mark.clause("REBIND-90")
+@pytest.mark.parametrize("spelling", ["x = x + 1", "x = x * 2", "x = x - 0.1 * g"])
+def test_rebinding_to_result_makes_non_leaf_compiled(device, spelling, run):
+    test_rebinding_to_result_makes_non_leaf(device, spelling, "CompiledFunctionBackward", run)
 
 
 @pytest.mark.clause("REBIND-6")
@@ -118,6 +128,12 @@ def test_rebinding_to_any_non_view_result_makes_non_leaf(device, op, run):
     x = run(op, x)
     assert (x.requires_grad, x.is_leaf) == (True, False)
     assert x.grad_fn is not None
+
+
+@pytest.mark.clause("REBIND-90")
+@pytest.mark.parametrize("op", NON_VIEW_OPS.params())
+def test_rebinding_to_any_non_view_result_makes_non_leaf_compiled(device, op, run):
+    test_rebinding_to_any_non_view_result_makes_non_leaf(device, op, run)
 
 
 # > REBIND-7: A graph built from the new `x` of REBIND-6 backpropagates through it into the old leaf: after
