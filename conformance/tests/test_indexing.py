@@ -29,6 +29,16 @@ def idx(x):
     return torch.tensor([0, 2], device=x.device)
 
 
+def no_grad(update):
+    """The update step `with torch.no_grad(): update(x)`, as one function (for the `run` fixture)."""
+
+    def step(*args):
+        with torch.no_grad():
+            return update(*args)
+
+    return step
+
+
 # The spellings of INDEX-1 are the population INDEX_ASSIGNMENTS; per spelling: values of x afterwards, and
 # the gradient of (x * W).sum() for x = a * 2 with respect to a.
 EFFECTS = {
@@ -53,34 +63,44 @@ NON_VIEW_SPELLINGS = ["x[...] = t", "x[mask] = 5.0", "x[mask] = t", "x[idx] = 5.
 # > grad is being used in an in-place operation.", whether or not the assigned value requires grad.
 @pytest.mark.clause("INDEX-1")
 @pytest.mark.parametrize("spelling", INDEX_ASSIGNMENTS.params())
-def test_assignment_to_leaf_requiring_grad_raises(device, spelling):
+def test_assignment_to_leaf_requiring_grad_raises(device, spelling, run):
     x = leaf(device)
     with raises(RuntimeError, LEAF):
-        spelling(x)
+        run(spelling, x)
+
+
+def _set_all(x, v):
+    x[:] = v
+
+
+def _set_first(x, v):
+    x[0] = v[0]
+
+
+def _set_masked(x, v):
+    x[mask(x)] = v[:2]
+
+
+VALUE_INTO_LEAF = {"x[:] = v": _set_all, "x[0] = v": _set_first, "x[mask] = v": _set_masked}
 
 
 @pytest.mark.clause("INDEX-1")
-@pytest.mark.parametrize("spelling", ["x[:] = v", "x[0] = v", "x[mask] = v"])
-def test_assignment_of_value_requiring_grad_to_leaf_raises(device, spelling):
+@pytest.mark.parametrize("spelling", list(VALUE_INTO_LEAF))
+def test_assignment_of_value_requiring_grad_to_leaf_raises(device, spelling, run):
     x = leaf(device)
     v = torch.tensor([5.0, 6.0, 7.0], device=device, requires_grad=True)
     with raises(RuntimeError, LEAF):
-        if spelling == "x[:] = v":
-            x[:] = v
-        elif spelling == "x[0] = v":
-            x[0] = v[0]
-        else:
-            x[mask(x)] = v[:2]
+        run(VALUE_INTO_LEAF[spelling], x, v)
 
 
 # > INDEX-2: When the index selects a view (an integer, `x[0] = v`, or a partial slice, `x[1:] = t`), the
 # > message is "a view of a leaf Variable that requires grad is being used in an in-place operation.".
 @pytest.mark.clause("INDEX-2")
 @pytest.mark.parametrize("spelling", VIEW_SPELLINGS)
-def test_view_assignment_to_leaf_message(device, spelling):
+def test_view_assignment_to_leaf_message(device, spelling, run):
     x = leaf(device)
     with raises(RuntimeError, LEAF) as info:
-        SETS[spelling][0](x)
+        run(SETS[spelling][0], x)
     assert str(info.value) == VIEW_ERROR
 
 
@@ -88,28 +108,28 @@ def test_view_assignment_to_leaf_message(device, spelling):
 # > "a leaf Variable that requires grad is being used in an in-place operation.".
 @pytest.mark.clause("INDEX-3")
 @pytest.mark.parametrize("spelling", NON_VIEW_SPELLINGS)
-def test_non_view_assignment_to_leaf_message(device, spelling):
+def test_non_view_assignment_to_leaf_message(device, spelling, run):
     x = leaf(device)
     with raises(RuntimeError, LEAF) as info:
-        SETS[spelling][0](x)
+        run(SETS[spelling][0], x)
     assert str(info.value) == LEAF_ERROR
 
 
 # > INDEX-4 (until 2.9): For `x[:] = t` the message is "a view of a leaf Variable that requires grad ...".
 @pytest.mark.clause("INDEX-4")
-def test_full_slice_assignment_to_leaf_message_before_2_9(device):
+def test_full_slice_assignment_to_leaf_message_before_2_9(device, run):
     x = leaf(device)
     with raises(RuntimeError, LEAF) as info:
-        x[:] = torch.tensor([7.0, 8.0, 9.0], device=device)
+        run(SETS["x[:] = t"][0], x)
     assert str(info.value) == VIEW_ERROR
 
 
 # > INDEX-5 (since 2.9): For `x[:] = t` the message is "a leaf Variable that requires grad ...".
 @pytest.mark.clause("INDEX-5")
-def test_full_slice_assignment_to_leaf_message_since_2_9(device):
+def test_full_slice_assignment_to_leaf_message_since_2_9(device, run):
     x = leaf(device)
     with raises(RuntimeError, LEAF) as info:
-        x[:] = torch.tensor([7.0, 8.0, 9.0], device=device)
+        run(SETS["x[:] = t"][0], x)
     assert str(info.value) == LEAF_ERROR
 
 
@@ -117,20 +137,20 @@ def test_full_slice_assignment_to_leaf_message_since_2_9(device):
 # > `grad_fn` and keeps its `_version`.
 @pytest.mark.clause("INDEX-6")
 @pytest.mark.parametrize("spelling", list(SETS))
-def test_refused_assignment_changes_no_metadata(device, spelling):
+def test_refused_assignment_changes_no_metadata(device, spelling, run):
     x = leaf(device)
     with pytest.raises(RuntimeError):
-        SETS[spelling][0](x)
+        run(SETS[spelling][0], x)
     assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 0)
 
 
 # > INDEX-7: ... and leaves the values of `x` as they were.
 @pytest.mark.clause("INDEX-7")
 @pytest.mark.parametrize("spelling", list(SETS))
-def test_refused_assignment_changes_no_values(device, spelling):
+def test_refused_assignment_changes_no_values(device, spelling, run):
     x = leaf(device)
     with pytest.raises(RuntimeError):
-        SETS[spelling][0](x)
+        run(SETS[spelling][0], x)
     assert_values(x, [1.0, 2.0, 3.0], f"x after refused {spelling}")
 
 
@@ -138,10 +158,9 @@ def test_refused_assignment_changes_no_values(device, spelling):
 # > `x` stays a leaf that requires grad, with no `grad_fn`, and `x._version` goes up by 1.
 @pytest.mark.clause("INDEX-8")
 @pytest.mark.parametrize("spelling", INDEX_ASSIGNMENTS.params())
-def test_assignment_to_leaf_under_no_grad(device, spelling):
+def test_assignment_to_leaf_under_no_grad(device, spelling, run):
     x = leaf(device)
-    with torch.no_grad():
-        spelling(x)
+    run(no_grad(spelling), x)
     assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 1)
 
 
@@ -150,17 +169,16 @@ def test_assignment_to_leaf_under_no_grad(device, spelling):
 @pytest.mark.clause("INDEX-9")
 @pytest.mark.parametrize("spelling", list(SETS))
 @pytest.mark.parametrize("kind", ["leaf under no_grad", "no grad required", "non-leaf"])
-def test_assignment_values(device, spelling, kind):
+def test_assignment_values(device, spelling, kind, run):
     if kind == "leaf under no_grad":
         x = leaf(device)
-        with torch.no_grad():
-            SETS[spelling][0](x)
+        run(no_grad(SETS[spelling][0]), x)
     elif kind == "no grad required":
         x = torch.tensor([1.0, 2.0, 3.0], device=device)
-        SETS[spelling][0](x)
+        run(SETS[spelling][0], x)
     else:
         x = leaf(device).clone()
-        SETS[spelling][0](x)
+        run(SETS[spelling][0], x)
     assert_values(x, SETS[spelling][1], f"x after {spelling}")
 
 
@@ -169,9 +187,9 @@ def test_assignment_values(device, spelling, kind):
 # > no `grad_fn`; `_version` goes up by 1.
 @pytest.mark.clause("INDEX-10")
 @pytest.mark.parametrize("spelling", INDEX_ASSIGNMENTS.params())
-def test_assignment_to_tensor_not_requiring_grad(device, spelling):
+def test_assignment_to_tensor_not_requiring_grad(device, spelling, run):
     x = torch.tensor([1.0, 2.0, 3.0], device=device)
-    spelling(x)
+    run(spelling, x)
     assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, False, None, 1)
 
 
@@ -188,11 +206,11 @@ GRAD_FN = {
 }
 
 
-def _non_leaf_after(device, spelling):
+def _non_leaf_after(device, spelling, run):
     a = leaf(device)
     x = a * 2
     old = x.grad_fn
-    SETS[spelling][0](x)
+    run(SETS[spelling][0], x)
     assert (x.is_leaf, x.requires_grad, x._version) == (False, True, 1)
     assert x.grad_fn is not old
     return type(x.grad_fn).__name__
@@ -200,48 +218,48 @@ def _non_leaf_after(device, spelling):
 
 @pytest.mark.clause("INDEX-11")
 @pytest.mark.parametrize("spelling", INDEX_ASSIGNMENTS.params())
-def test_assignment_to_non_leaf_is_recorded(device, spelling):
-    name = _non_leaf_after(device, SPELLING[spelling])
+def test_assignment_to_non_leaf_is_recorded(device, spelling, run):
+    name = _non_leaf_after(device, SPELLING[spelling], run)
     if SPELLING[spelling] in GRAD_FN:
         assert name == GRAD_FN[SPELLING[spelling]]
 
 
 # > INDEX-12 (until 2.9): `x[:] = t` on a non-leaf gives `grad_fn` `CopySlices`.
 @pytest.mark.clause("INDEX-12")
-def test_full_slice_grad_fn_before_2_9(device):
-    assert _non_leaf_after(device, "x[:] = t") == "CopySlices"
+def test_full_slice_grad_fn_before_2_9(device, run):
+    assert _non_leaf_after(device, "x[:] = t", run) == "CopySlices"
 
 
 # > INDEX-13 (since 2.9): `x[:] = t` on a non-leaf gives `grad_fn` `CopyBackwards`.
 @pytest.mark.clause("INDEX-13")
-def test_full_slice_grad_fn_since_2_9(device):
-    assert _non_leaf_after(device, "x[:] = t") == "CopyBackwards"
+def test_full_slice_grad_fn_since_2_9(device, run):
+    assert _non_leaf_after(device, "x[:] = t", run) == "CopyBackwards"
 
 
 # > INDEX-14 (until 2.15): `x[mask] = 5.0` and `x[idx] = 5.0` (a Python number) give `IndexPutBackward0`.
 @pytest.mark.clause("INDEX-14")
 @pytest.mark.parametrize("spelling", ["x[mask] = 5.0", "x[idx] = 5.0"])
-def test_number_into_advanced_index_grad_fn_before_2_15(device, spelling):
-    assert _non_leaf_after(device, spelling) == "IndexPutBackward0"
+def test_number_into_advanced_index_grad_fn_before_2_15(device, spelling, run):
+    assert _non_leaf_after(device, spelling, run) == "IndexPutBackward0"
 
 
 # > INDEX-15 (since 2.15): `x[mask] = 5.0` gives `MaskedFillBackward0` and `x[idx] = 5.0` gives
 # > `IndexFillBackward0`.
 @pytest.mark.clause("INDEX-15")
 @pytest.mark.parametrize("spelling", ["x[mask] = 5.0", "x[idx] = 5.0"])
-def test_number_into_advanced_index_grad_fn_since_2_15(device, spelling):
+def test_number_into_advanced_index_grad_fn_since_2_15(device, spelling, run):
     expected = {"x[mask] = 5.0": "MaskedFillBackward0", "x[idx] = 5.0": "IndexFillBackward0"}[spelling]
-    assert _non_leaf_after(device, spelling) == expected
+    assert _non_leaf_after(device, spelling, run) == expected
 
 
 # > INDEX-16: The gradient that flows back through an assignment (each member of INDEX_ASSIGNMENTS) to the tensor
 # > assigned into is zero at the overwritten positions and unchanged at the others.
 @pytest.mark.clause("INDEX-16")
 @pytest.mark.parametrize("spelling", list(SETS))
-def test_gradient_to_overwritten_tensor(device, spelling):
+def test_gradient_to_overwritten_tensor(device, spelling, run):
     a = leaf(device)
     x = a * 2
-    SETS[spelling][0](x)
+    run(SETS[spelling][0], x)
     (x * torch.tensor(W, device=device)).sum().backward()
     assert_values(a.grad, SETS[spelling][2], f"a.grad through {spelling} (d(2a)/da = 2, times W)")
 
@@ -277,11 +295,11 @@ def _assign_value(x, spelling, v):
 
 @pytest.mark.clause("INDEX-17")
 @pytest.mark.parametrize("spelling", list(VALUE_CASES))
-def test_gradient_to_assigned_value(device, spelling):
+def test_gradient_to_assigned_value(device, spelling, run):
     value, expected = VALUE_CASES[spelling]
     v = torch.tensor(value, device=device, requires_grad=True)
     x = leaf(device) * 2
-    _assign_value(x, spelling, v)
+    run(_assign_value, x, spelling, v)
     (x * torch.tensor(W, device=device)).sum().backward()
     assert_values(v.grad, expected, f"v.grad through {spelling}")
 
@@ -290,22 +308,22 @@ def test_gradient_to_assigned_value(device, spelling):
 # > grad mode enabled and makes that tensor a non-leaf that requires grad; `_version` goes up by 1.
 @pytest.mark.clause("INDEX-18")
 @pytest.mark.parametrize("spelling", list(VALUE_CASES))
-def test_value_requiring_grad_into_plain_tensor(device, spelling):
+def test_value_requiring_grad_into_plain_tensor(device, spelling, run):
     value, _ = VALUE_CASES[spelling]
     v = torch.tensor(value, device=device, requires_grad=True)
     x = torch.zeros(3, device=device)
-    _assign_value(x, spelling, v)
+    run(_assign_value, x, spelling, v)
     assert (x.is_leaf, x.requires_grad, x._version) == (False, True, 1)
     assert x.grad_fn is not None
 
 
 @pytest.mark.clause("INDEX-19")
 @pytest.mark.parametrize("spelling", list(VALUE_CASES))
-def test_value_requiring_grad_into_plain_tensor_gradient(device, spelling):
+def test_value_requiring_grad_into_plain_tensor_gradient(device, spelling, run):
     value, expected = VALUE_CASES[spelling]
     v = torch.tensor(value, device=device, requires_grad=True)
     x = torch.zeros(3, device=device)
-    _assign_value(x, spelling, v)
+    run(_assign_value, x, spelling, v)
     (x * torch.tensor(W, device=device)).sum().backward()
     assert_values(v.grad, expected, f"v.grad through {spelling}")
 
@@ -316,16 +334,15 @@ def test_value_requiring_grad_into_plain_tensor_gradient(device, spelling):
 @pytest.mark.clause("INDEX-20")
 @pytest.mark.parametrize("spelling", INDEX_ASSIGNMENTS.params())
 @pytest.mark.parametrize("kind", ["non-leaf", "leaf under no_grad"])
-def test_assignment_into_saved_tensor_breaks_backward(device, spelling, kind):
+def test_assignment_into_saved_tensor_breaks_backward(device, spelling, kind, run):
     if kind == "non-leaf":
         x = leaf(device).clone()
         loss = (x * x).sum()
-        spelling(x)
+        run(spelling, x)
     else:
         x = leaf(device)
         loss = (x * x).sum()
-        with torch.no_grad():
-            spelling(x)
+        run(no_grad(spelling), x)
     assert x._version == 1
     with raises(RuntimeError, SAVED_MODIFIED):
         loss.backward()
@@ -363,11 +380,11 @@ WHERE = {  # spelling -> (value v or None, result, grad_fn name, values of the r
 }
 
 
-def _where(device, spelling):
+def _where(device, spelling, run):
     x = leaf(device)
     make_v, compute, *_ = WHERE[spelling]
     v = make_v(x) if make_v else None
-    return x, v, compute(x, v)
+    return x, v, run(compute, x, v)
 
 
 # > INDEX-60: With grad mode enabled, `torch.where(mask, v, x)` (v a tensor of the shape of x, a 0-d tensor, or a
@@ -376,8 +393,8 @@ def _where(device, spelling):
 # > `WhereBackward0` (`torch.where`) or `MaskedFillBackward0` (`masked_fill`).
 @pytest.mark.clause("INDEX-60")
 @pytest.mark.parametrize("spelling", list(WHERE))
-def test_where_replaces_masked_assignment(device, spelling):
-    x, v, y = _where(device, spelling)
+def test_where_replaces_masked_assignment(device, spelling, run):
+    x, v, y = _where(device, spelling, run)
     assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 0)
     assert not same_storage(y, x) and (v is None or not same_storage(y, v))
     assert (y.is_leaf, y.requires_grad, type(y.grad_fn).__name__) == (False, True, WHERE[spelling][2])
@@ -388,8 +405,8 @@ def test_where_replaces_masked_assignment(device, spelling):
 # > `[1, 0, 100]`, or `101` when it is 0-dimensional.
 @pytest.mark.clause("INDEX-61")
 @pytest.mark.parametrize("spelling", list(WHERE))
-def test_where_gradient_follows_the_mask(device, spelling):
-    x, v, y = _where(device, spelling)
+def test_where_gradient_follows_the_mask(device, spelling, run):
+    x, v, y = _where(device, spelling, run)
     *_, values, v_grad = WHERE[spelling]
     assert_values(y, values, f"{spelling}")
     (y * t(x, 1.0, 10.0, 100.0)).sum().backward()

@@ -40,6 +40,16 @@ def leaf(device, values=(1.0, 2.0, 3.0)):
     return make_leaf(device, values)
 
 
+def no_grad(update):
+    """The update step `with torch.no_grad(): update(x)`, as one function (for the `run` fixture)."""
+
+    def step(*args):
+        with torch.no_grad():
+            return update(*args)
+
+    return step
+
+
 # Every spelling of an in-place update this page speaks of, applied to x = [1, 2, 3]:
 # (function, values afterwards, grad_fn type name on a non-leaf, d(sum(x after))/d(x before)).
 METHODS = {
@@ -68,33 +78,51 @@ ALL = {**{k: v[:2] for k, v in METHODS.items()}, **OUT}
 
 # > INPLACE-1: With grad mode enabled, an in-place operation on a leaf tensor that requires grad raises
 # > RuntimeError whose message is "a leaf Variable that requires grad is being used in an in-place operation.".
-@pytest.mark.clause("INPLACE-1")
-@pytest.mark.parametrize("spelling", list(METHODS))
-def test_inplace_on_leaf_requiring_grad_raises(device, spelling):
+def _refused_on_leaf(device, spelling, run):
+    """The error that the update of INPLACE-1 raises on a leaf that requires grad."""
     x = leaf(device)
     with raises(RuntimeError, LEAF_ERROR) as info:
-        METHODS[spelling][0](x)
-    assert str(info.value) == LEAF_ERROR
+        run(METHODS[spelling][0], x)
+    return info.value
+
+
+@pytest.mark.clause("INPLACE-1")
+@pytest.mark.parametrize("spelling", list(METHODS))
+def test_inplace_on_leaf_requiring_grad_raises(device, spelling, run):
+    assert str(_refused_on_leaf(device, spelling, run)) == LEAF_ERROR
+
+
+# > INPLACE-90: In a compiled function, ... raise torch._dynamo.exc.TorchRuntimeError (a subclass of RuntimeError)
+# > while Dynamo traces the function; its message contains "a leaf Variable that requires grad is being used in an
+# > in-place operation." but is not that message alone.
+@pytest.mark.clause("INPLACE-90")
+@pytest.mark.parametrize("spelling", list(METHODS))
+def test_inplace_on_leaf_requiring_grad_raises_compiled(device, spelling, run):
+    import torch._dynamo.exc
+
+    error = _refused_on_leaf(device, spelling, run)
+    assert isinstance(error, torch._dynamo.exc.TorchRuntimeError)
+    assert str(error) != LEAF_ERROR
 
 
 # > INPLACE-2: The operation refused by INPLACE-1 (or INPLACE-4) changes nothing: `x` is still a leaf that
 # > requires grad, has no `grad_fn`, and keeps its `_version`.
 @pytest.mark.clause("INPLACE-2")
 @pytest.mark.parametrize("spelling", list(ALL))
-def test_refused_inplace_changes_no_metadata(device, spelling):
+def test_refused_inplace_changes_no_metadata(device, spelling, run):
     x = leaf(device)
     with pytest.raises(RuntimeError):
-        ALL[spelling][0](x)
+        run(ALL[spelling][0], x)
     assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 0)
 
 
 # > INPLACE-3: ... and keeps its values.
 @pytest.mark.clause("INPLACE-3")
 @pytest.mark.parametrize("spelling", list(ALL))
-def test_refused_inplace_changes_no_values(device, spelling):
+def test_refused_inplace_changes_no_values(device, spelling, run):
     x = leaf(device)
     with pytest.raises(RuntimeError):
-        ALL[spelling][0](x)
+        run(ALL[spelling][0], x)
     assert_values(x, [1.0, 2.0, 3.0], f"x after refused {spelling}")
 
 
@@ -104,12 +132,12 @@ def test_refused_inplace_changes_no_values(device, spelling):
 @pytest.mark.clause("INPLACE-4")
 @pytest.mark.parametrize("spelling", list(OUT))
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
-def test_out_argument_requiring_grad_raises(device, spelling, kind):
+def test_out_argument_requiring_grad_raises(device, spelling, kind, run):
     x = leaf(device)
     if kind == "non-leaf":
         x = x.clone()
     with raises(RuntimeError, OUT_ERROR):
-        OUT[spelling][0](x)
+        run(OUT[spelling][0], x)
     assert x._version == 0
 
 
@@ -118,10 +146,9 @@ def test_out_argument_requiring_grad_raises(device, spelling, kind):
 # > `x._version` increases.
 @pytest.mark.clause("INPLACE-5")
 @pytest.mark.parametrize("spelling", INPLACE_SPELLINGS.params())
-def test_inplace_on_leaf_under_no_grad(device, spelling):
+def test_inplace_on_leaf_under_no_grad(device, spelling, run):
     x = make_leaf(device)
-    with torch.no_grad():
-        result = spelling(x)
+    result = run(no_grad(spelling), x)
     assert result is x
     assert (x.is_leaf, x.requires_grad, x.grad_fn) == (True, True, None)
     assert x._version > 0
@@ -130,10 +157,9 @@ def test_inplace_on_leaf_under_no_grad(device, spelling):
 # > INPLACE-6: ... and the values of `x` are the result of the operation.
 @pytest.mark.clause("INPLACE-6")
 @pytest.mark.parametrize("spelling", list(ALL))
-def test_inplace_on_leaf_under_no_grad_values(device, spelling):
+def test_inplace_on_leaf_under_no_grad_values(device, spelling, run):
     x = leaf(device)
-    with torch.no_grad():
-        ALL[spelling][0](x)
+    run(no_grad(ALL[spelling][0]), x)
     assert_values(x, ALL[spelling][1], f"x after {spelling}")
 
 
@@ -141,9 +167,9 @@ def test_inplace_on_leaf_under_no_grad_values(device, spelling):
 # > mode enabled; the tensor stays a leaf that does not require grad, with no `grad_fn`; `_version` increases.
 @pytest.mark.clause("INPLACE-7")
 @pytest.mark.parametrize("spelling", INPLACE_SPELLINGS.params())
-def test_inplace_on_tensor_not_requiring_grad(device, spelling):
+def test_inplace_on_tensor_not_requiring_grad(device, spelling, run):
     x = torch.tensor([1.0, 2.0], device=device)
-    result = spelling(x)
+    result = run(spelling, x)
     assert result is x
     assert (x.is_leaf, x.requires_grad, x.grad_fn) == (True, False, None)
     assert x._version > 0
@@ -152,41 +178,65 @@ def test_inplace_on_tensor_not_requiring_grad(device, spelling):
 # > INPLACE-8: On a non-leaf that requires grad, every member of the population INPLACE_RECORDED is accepted with
 # > grad mode enabled. It returns the tensor itself, which stays a non-leaf that requires grad; its `grad_fn` is
 # > replaced by a new node; `_version` increases.
-@pytest.mark.clause("INPLACE-8")
-@pytest.mark.parametrize("spelling", INPLACE_RECORDED.params())
-def test_recorded_inplace_on_non_leaf_replaces_grad_fn(device, spelling):
+def _recorded_on_non_leaf(device, spelling, run):
     x = make_leaf(device).clone()
     old = x.grad_fn
-    result = spelling(x)
+    result = run(spelling, x)
     assert result is x
     assert (x.is_leaf, x.requires_grad) == (False, True)
     assert x._version > 0
     assert x.grad_fn is not None and x.grad_fn is not old
 
 
-# > INPLACE-8: For the spellings of INPLACE-1 the new node is that of the operation's backward.
 @pytest.mark.clause("INPLACE-8")
-@pytest.mark.parametrize("spelling", list(METHODS))
-def test_inplace_on_non_leaf_rebases_grad_fn(device, spelling):
+@pytest.mark.parametrize("spelling", INPLACE_RECORDED.params())
+def test_recorded_inplace_on_non_leaf_replaces_grad_fn(device, spelling, run):
+    _recorded_on_non_leaf(device, spelling, run)
+
+
+# > INPLACE-91: In a compiled function, every member of INPLACE_RECORDED is accepted on a non-leaf ... its
+# > `grad_fn` is replaced by a new node; `_version` increases.
+@pytest.mark.clause("INPLACE-91")
+@pytest.mark.parametrize("spelling", INPLACE_RECORDED.params())
+def test_recorded_inplace_on_non_leaf_replaces_grad_fn_compiled(device, spelling, run):
+    _recorded_on_non_leaf(device, spelling, run)
+
+
+# > INPLACE-8: For the spellings of INPLACE-1 the new node is that of the operation's backward.
+def _node_after_update_of_non_leaf(device, spelling, run):
     a = leaf(device)
     x = a.clone()
     old = x.grad_fn
     assert type(old).__name__ == "CloneBackward0"
-    result = METHODS[spelling][0](x)
+    result = run(METHODS[spelling][0], x)
     assert result is x
     assert (x.is_leaf, x.requires_grad) == (False, True)
     assert x._version > 0
     assert x.grad_fn is not old
-    assert type(x.grad_fn).__name__ == METHODS[spelling][2]
+    return type(x.grad_fn).__name__
+
+
+@pytest.mark.clause("INPLACE-8")
+@pytest.mark.parametrize("spelling", list(METHODS))
+def test_inplace_on_non_leaf_rebases_grad_fn(device, spelling, run):
+    assert _node_after_update_of_non_leaf(device, spelling, run) == METHODS[spelling][2]
+
+
+# > INPLACE-91: For every spelling of INPLACE-1 that node is `CopyBackwards`, not the node of the operation's
+# > backward.
+@pytest.mark.clause("INPLACE-91")
+@pytest.mark.parametrize("spelling", list(METHODS))
+def test_inplace_on_non_leaf_node_is_copy_compiled(device, spelling, run):
+    assert _node_after_update_of_non_leaf(device, spelling, run) == "CopyBackwards"
 
 
 # > INPLACE-9: Gradients flow through an in-place operation on a non-leaf as through its out-of-place twin.
 @pytest.mark.clause("INPLACE-9")
 @pytest.mark.parametrize("spelling", list(METHODS))
-def test_inplace_on_non_leaf_gradient(device, spelling):
+def test_inplace_on_non_leaf_gradient(device, spelling, run):
     a = leaf(device)
     x = a.clone()
-    METHODS[spelling][0](x)
+    run(METHODS[spelling][0], x)
     x.sum().backward()
     assert_values(a.grad, METHODS[spelling][3], f"a.grad through {spelling}")
 
@@ -198,66 +248,59 @@ def test_inplace_on_non_leaf_gradient(device, spelling):
 @pytest.mark.clause("INPLACE-10")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 @pytest.mark.parametrize("kind", ["plain", "leaf under no_grad"])
-def test_version_increases_with_every_spelling(device, update, kind):
-    x = make_leaf(device, (1.0, 2.0)) if kind == "leaf under no_grad" else torch.tensor([1.0, 2.0], device=device)
-    with torch.set_grad_enabled(kind == "plain"):
-        for _ in range(2):
-            before = x._version
-            update(x)
-            assert x._version > before
+def test_version_increases_with_every_spelling(device, update, kind, run):
+    if kind == "leaf under no_grad":
+        x, step = make_leaf(device, (1.0, 2.0)), run.function(no_grad(update))
+    else:
+        x, step = torch.tensor([1.0, 2.0], device=device), run.function(update)
+    for _ in range(2):
+        before = x._version
+        step(x)
+        assert x._version > before
 
 
 @pytest.mark.clause("INPLACE-10")
 @pytest.mark.parametrize("update", INPLACE_RECORDED.params())
-def test_version_increases_on_non_leaf(device, update):
+def test_version_increases_on_non_leaf(device, update, run):
     x = make_leaf(device, (1.0, 2.0)).clone()
+    step = run.function(update)
     for _ in range(2):
         before = x._version
-        update(x)
+        step(x)
         assert x._version > before
 
 
 @pytest.mark.clause("INPLACE-10")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 @pytest.mark.parametrize("through", ["the view", "the base"])
-def test_view_and_base_share_the_counter(device, update, through):
+def test_view_and_base_share_the_counter(device, update, through, run):
     x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device)
     v = x[1]
     before = x._version
-    update(v if through == "the view" else x[0])
+    run(update, v if through == "the view" else x[0])
     assert x._version == v._version > before
 
 
-def _saved_then_modified(device, spelling):
+# The modifications of INPLACE-11: spelling -> update step (a leaf under no_grad, a non-leaf with grad mode on).
+MODIFICATIONS = {
+    "leaf: x.add_(1)": no_grad(lambda x: x.add_(1)),
+    "leaf: x.zero_()": no_grad(lambda x: x.zero_()),
+    "leaf: torch.add(x, 1, out=x)": no_grad(lambda x: torch.add(x, 1, out=x)),
+    "non-leaf: x += 1": lambda x: _iop(x, "+=", 1),
+    "non-leaf: x.mul_(2)": lambda x: x.mul_(2),
+    "non-leaf: x.clamp_(0, 1)": lambda x: x.clamp_(0, 1),
+}
+SAVED = list(MODIFICATIONS)
+
+
+def _saved_then_modified(device, spelling, run):
     """Build a graph that saved a tensor, modify that tensor in place, return (loss, modified tensor)."""
-    if spelling.startswith("leaf"):  # x * x saves the leaf x; modify it under no_grad
-        x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
-        loss = (x * x).sum()
-        with torch.no_grad():
-            {
-                "leaf: x.add_(1)": lambda: x.add_(1),
-                "leaf: x.zero_()": lambda: x.zero_(),
-                "leaf: torch.add(x, 1, out=x)": lambda: torch.add(x, 1, out=x),
-            }[spelling]()
-        return loss, x
-    a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
-    x = a.clone()
-    loss = (x * x).sum()  # saves the non-leaf x
-    if spelling == "non-leaf: x += 1":
-        x += 1
-    else:
-        {"non-leaf: x.mul_(2)": lambda: x.mul_(2), "non-leaf: x.clamp_(0, 1)": lambda: x.clamp_(0, 1)}[spelling]()
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    if not spelling.startswith("leaf"):  # x * x saves the leaf x, modified under no_grad; or the non-leaf x
+        x = x.clone()
+    loss = (x * x).sum()
+    run(MODIFICATIONS[spelling], x)
     return loss, x
-
-
-SAVED = [
-    "leaf: x.add_(1)",
-    "leaf: x.zero_()",
-    "leaf: torch.add(x, 1, out=x)",
-    "non-leaf: x += 1",
-    "non-leaf: x.mul_(2)",
-    "non-leaf: x.clamp_(0, 1)",
-]
 
 
 # > INPLACE-11: When autograd has saved a tensor for backward and the tensor is then modified in place (a leaf
@@ -265,8 +308,8 @@ SAVED = [
 # > contains "one of the variables needed for gradient computation has been modified by an inplace operation".
 @pytest.mark.clause("INPLACE-11")
 @pytest.mark.parametrize("spelling", SAVED)
-def test_backward_after_modifying_saved_tensor_raises(device, spelling):
-    loss, x = _saved_then_modified(device, spelling)
+def test_backward_after_modifying_saved_tensor_raises(device, spelling, run):
+    loss, x = _saved_then_modified(device, spelling, run)
     assert x._version > 0
     with raises(RuntimeError, SAVED_MODIFIED):
         loss.backward()
@@ -275,11 +318,10 @@ def test_backward_after_modifying_saved_tensor_raises(device, spelling):
 # > INPLACE-11: ... by any member of INPLACE_SPELLINGS for the leaf (under `torch.no_grad()`) ...
 @pytest.mark.clause("INPLACE-11")
 @pytest.mark.parametrize("spelling", INPLACE_SPELLINGS.params())
-def test_backward_after_updating_saved_leaf_raises(device, spelling):
+def test_backward_after_updating_saved_leaf_raises(device, spelling, run):
     x = make_leaf(device)
     loss = (x * x).sum()
-    with torch.no_grad():
-        spelling(x)
+    run(no_grad(spelling), x)
     assert x._version > 0
     with raises(RuntimeError, SAVED_MODIFIED):
         loss.backward()
@@ -288,10 +330,10 @@ def test_backward_after_updating_saved_leaf_raises(device, spelling):
 # > INPLACE-11: ... and of INPLACE_RECORDED for the non-leaf (with grad mode on).
 @pytest.mark.clause("INPLACE-11")
 @pytest.mark.parametrize("spelling", INPLACE_RECORDED.params())
-def test_backward_after_updating_saved_non_leaf_raises(device, spelling):
+def test_backward_after_updating_saved_non_leaf_raises(device, spelling, run):
     x = make_leaf(device).clone()
     loss = (x * x).sum()  # saves the non-leaf x
-    spelling(x)
+    run(spelling, x)
     assert x._version > 0
     with raises(RuntimeError, SAVED_MODIFIED):
         loss.backward()
@@ -303,23 +345,22 @@ def test_backward_after_updating_saved_non_leaf_raises(device, spelling):
 # > for a float64 tensor of shape (2, 3).
 @pytest.mark.clause("INPLACE-12")
 @pytest.mark.parametrize("times", [1, 2])
-def test_backward_error_names_type_shape_and_versions(device, times):
+def test_backward_error_names_type_shape_and_versions(device, times, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     loss = (x * x).sum()
-    with torch.no_grad():
-        for _ in range(times):
-            x.add_(1)
+    step = run.function(no_grad(lambda x: x.add_(1)))
+    for _ in range(times):
+        step(x)
     kind = "MetaFloatType" if device == "meta" else "torch.FloatTensor"
     with raises(RuntimeError, f"[{kind} [2]] is at version {x._version}; expected version 0 instead"):
         loss.backward()
 
 
 @pytest.mark.clause("INPLACE-12")
-def test_backward_error_names_dtype_and_shape_of_2d_double(device):
+def test_backward_error_names_dtype_and_shape_of_2d_double(device, run):
     x = torch.ones(2, 3, device=device, dtype=torch.float64, requires_grad=True)
     loss = (x * x).sum()
-    with torch.no_grad():
-        x.mul_(2)
+    run(no_grad(lambda x: x.mul_(2)), x)
     kind = "MetaDoubleType" if device == "meta" else "torch.DoubleTensor"
     with raises(RuntimeError, f"[{kind} [2, 3]] is at version {x._version}; expected version 0 instead"):
         loss.backward()
@@ -329,8 +370,8 @@ def test_backward_error_names_dtype_and_shape_of_2d_double(device):
 # > to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).".
 @pytest.mark.clause("INPLACE-13")
 @pytest.mark.parametrize("spelling", SAVED)
-def test_backward_error_hint_before_2_11(device, spelling):
-    loss, _ = _saved_then_modified(device, spelling)
+def test_backward_error_hint_before_2_11(device, spelling, run):
+    loss, _ = _saved_then_modified(device, spelling, run)
     with raises(RuntimeError, SAVED_MODIFIED) as info:
         loss.backward()
     assert str(info.value).endswith(HINT_OLD)
@@ -340,8 +381,8 @@ def test_backward_error_hint_before_2_11(device, spelling):
 # > to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).".
 @pytest.mark.clause("INPLACE-14")
 @pytest.mark.parametrize("spelling", SAVED)
-def test_backward_error_hint_since_2_11(device, spelling):
-    loss, _ = _saved_then_modified(device, spelling)
+def test_backward_error_hint_since_2_11(device, spelling, run):
+    loss, _ = _saved_then_modified(device, spelling, run)
     with raises(RuntimeError, SAVED_MODIFIED) as info:
         loss.backward()
     assert str(info.value).endswith(HINT_NEW)
@@ -353,11 +394,10 @@ def test_backward_error_hint_since_2_11(device, spelling):
 # > names the node whose saved tensor was modified.
 @pytest.mark.clause("INPLACE-15")
 @pytest.mark.parametrize("manager", ["detect_anomaly", "set_detect_anomaly"])
-def test_backward_error_under_anomaly_mode(device, manager):
+def test_backward_error_under_anomaly_mode(device, manager, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     loss = (x * x).sum()
-    with torch.no_grad():
-        x.add_(1)
+    run(no_grad(lambda x: x.add_(1)), x)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         # check_nan=False: the NaN check reads values, which meta tensors do not have.
@@ -378,9 +418,9 @@ def test_backward_error_under_anomaly_mode(device, manager):
 # > of tensors does not require grad and does not have a grad_fn".
 @pytest.mark.clause("INPLACE-16")
 @pytest.mark.parametrize("spelling", INPLACE_SPELLINGS.params())
-def test_inplace_does_not_make_tensor_require_grad(device, spelling):
+def test_inplace_does_not_make_tensor_require_grad(device, spelling, run):
     x = torch.tensor([1.0, 2.0], device=device)
-    spelling(x)
+    run(spelling, x)
     with raises(RuntimeError, "element 0 of tensors does not require grad and does not have a grad_fn"):
         x.sum().backward()
 
@@ -388,10 +428,9 @@ def test_inplace_does_not_make_tensor_require_grad(device, spelling):
 # > INPLACE-17: After an in-place update of a leaf under `torch.no_grad()`, operations recorded afterwards are
 # > differentiated at the new values.
 @pytest.mark.clause("INPLACE-17")
-def test_graph_after_no_grad_update_uses_new_values(device):
+def test_graph_after_no_grad_update_uses_new_values(device, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
-    with torch.no_grad():
-        x.add_(2.0)
+    run(no_grad(lambda x: x.add_(2.0)), x)
     (x * x).sum().backward()
     assert_values(x.grad, [6.0, 8.0], "x.grad = 2 * new x")
 
@@ -467,7 +506,8 @@ def _node_in_message(message):
 
 
 def _saved_input_then_updated(device, saving, update):
-    """x = a.clone(), saved as an input by `saving`, then updated: (message of backward(), grad_fn name of x)."""
+    """x = a.clone(), saved as an input by `saving`, then updated (`update`: the step as `run.function` gives it):
+    (message of backward(), grad_fn name of x)."""
     a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     x = a.clone()
     loss = saving(x).sum()
@@ -489,7 +529,9 @@ def _expected_for_saved_input(node, shortened):
 # > COPY_SPELLINGS, whose name is qualified (INPLACE-20).
 @pytest.mark.clause("INPLACE-18")
 @pytest.mark.parametrize("update", INPLACE_RECORDED.params())
-def test_error_names_node_of_update_of_saved_input_before_2_13(device, update):
+def test_error_names_node_of_update_of_saved_input_before_2_13(device, update, run):
+    update = run.function(update)
+
     def check(saving):
         message, node = _saved_input_then_updated(device, saving, update)
         assert _node_in_message(message) == _expected_for_saved_input(node, shortened=False)
@@ -502,7 +544,9 @@ def test_error_names_node_of_update_of_saved_input_before_2_13(device, update):
 # > hand-written nodes of COPY_SPELLINGS (INPLACE-20).
 @pytest.mark.clause("INPLACE-19")
 @pytest.mark.parametrize("update", INPLACE_RECORDED.params())
-def test_error_names_node_of_update_of_saved_input_since_2_13(device, update):
+def test_error_names_node_of_update_of_saved_input_since_2_13(device, update, run):
+    update = run.function(update)
+
     def check(saving):
         message, node = _saved_input_then_updated(device, saving, update)
         assert _node_in_message(message) == _expected_for_saved_input(node, shortened=True)
@@ -516,7 +560,9 @@ def test_error_names_node_of_update_of_saved_input_since_2_13(device, update):
 # > torch::autograd::CopyBackwards," and ", which is output 0 of torch::autograd::CopySlices,".
 @pytest.mark.clause("INPLACE-20")
 @pytest.mark.parametrize("update", COPY_SPELLINGS.params())
-def test_error_names_copy_nodes_qualified(device, update):
+def test_error_names_copy_nodes_qualified(device, update, run):
+    update = run.function(update)
+
     def check(saving):
         message, node = _saved_input_then_updated(device, saving, update)
         assert node in ("CopyBackwards", "CopySlices")
@@ -526,7 +572,8 @@ def test_error_names_copy_nodes_qualified(device, update):
 
 
 def _saved_output_then_updated(device, saving, update):
-    """y = saving(a), which saves y, then updated: (message of backward(), grad_fn name of y before the update)."""
+    """y = saving(a), which saves y, then updated (`update`: the step as `run.function` gives it):
+    (message of backward(), grad_fn name of y before the update)."""
     a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     y = saving(a)
     saver = type(y.grad_fn).__name__
@@ -542,9 +589,9 @@ def _saved_output_then_updated(device, saving, update):
 # > `grad_fn` at the time of `backward()`.
 @pytest.mark.clause("INPLACE-40")
 @pytest.mark.parametrize("saving", SAVES_OUTPUT.params())
-def test_error_names_saving_node_of_saved_output_before_2_13(device, saving):
+def test_error_names_saving_node_of_saved_output_before_2_13(device, saving, run):
     def check(update):
-        message, saver = _saved_output_then_updated(device, saving, update)
+        message, saver = _saved_output_then_updated(device, saving, run.function(update))
         assert _node_in_message(message) == saver
 
     check_each(INPLACE_RECORDED, check)
@@ -554,9 +601,9 @@ def test_error_names_saving_node_of_saved_output_before_2_13(device, saving):
 # > INPLACE-19 (`Exp`, `Sigmoid`, `LogSoftmax`), also after `y.copy_(v)` and `y[0] = 5`.
 @pytest.mark.clause("INPLACE-41")
 @pytest.mark.parametrize("saving", SAVES_OUTPUT.params())
-def test_error_names_saving_node_of_saved_output_since_2_13(device, saving):
+def test_error_names_saving_node_of_saved_output_since_2_13(device, saving, run):
     def check(update):
-        message, saver = _saved_output_then_updated(device, saving, update)
+        message, saver = _saved_output_then_updated(device, saving, run.function(update))
         assert _node_in_message(message) == _short(saver)
 
     check_each(INPLACE_RECORDED, check)

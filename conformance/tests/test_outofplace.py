@@ -32,9 +32,9 @@ SPELLING = {fn: mid for mid, fn in OUT_OF_PLACE_SPELLINGS.members}
 # > leaf that requires grad with no `grad_fn`.
 @pytest.mark.clause("OOP-1")
 @pytest.mark.parametrize("spelling", OUT_OF_PLACE_SPELLINGS.params())
-def test_out_of_place_leaves_x_alone(device, spelling):
+def test_out_of_place_leaves_x_alone(device, spelling, run):
     x = leaf(device)
-    y = spelling(x)
+    y = run(spelling, x)
     assert y is not x
     assert not same_storage(x, y)
     assert (x._version, x.is_leaf, x.requires_grad, x.grad_fn) == (0, True, True, None)
@@ -44,9 +44,9 @@ def test_out_of_place_leaves_x_alone(device, spelling):
 # > the result.
 @pytest.mark.clause("OOP-2")
 @pytest.mark.parametrize("spelling", OUT_OF_PLACE_SPELLINGS.params())
-def test_out_of_place_values(device, spelling):
+def test_out_of_place_values(device, spelling, run):
     x = leaf(device)
-    y = spelling(x)
+    y = run(spelling, x)
     assert_values(x, [1.0, 2.0], "x after y = " + SPELLING[spelling])
     assert_values(y, OPS[SPELLING[spelling]][2], "y = " + SPELLING[spelling])
 
@@ -57,11 +57,23 @@ def test_out_of_place_values(device, spelling):
 # > to the `AccumulateGrad` node of `x`.
 @pytest.mark.clause("OOP-3")
 @pytest.mark.parametrize("spelling", list(OPS))
-def test_out_of_place_result_is_non_leaf(device, spelling):
+def test_out_of_place_result_is_non_leaf(device, spelling, run):
+    _check_result_node(device, spelling, run, OPS[spelling][1])
+
+
+# > OOP-90: When `y = op(x)` is computed in a compiled function ... its `grad_fn` is `CompiledFunctionBackward`
+# > ...; that node leads to the `AccumulateGrad` node of `x`.
+@pytest.mark.clause("OOP-90")
+@pytest.mark.parametrize("spelling", list(OPS))
+def test_out_of_place_result_is_non_leaf_compiled(device, spelling, run):
+    _check_result_node(device, spelling, run, "CompiledFunctionBackward")
+
+
+def _check_result_node(device, spelling, run, node):
     x = leaf(device)
-    y = OPS[spelling][0](x)
+    y = run(OPS[spelling][0], x)
     assert (y.requires_grad, y.is_leaf) == (True, False)
-    assert type(y.grad_fn).__name__ == OPS[spelling][1]
+    assert type(y.grad_fn).__name__ == node
     targets = [fn for fn, _ in y.grad_fn.next_functions if fn is not None]
     assert [type(fn).__name__ for fn in targets] == ["AccumulateGrad"]
     assert targets[0].variable is x
@@ -71,12 +83,20 @@ def test_out_of_place_result_is_non_leaf(device, spelling):
 # > chain-rule gradient (for `y = x + 2; z = y * y`, `x.grad` is `2 * (x + 2)`).
 @pytest.mark.clause("OOP-4")
 @pytest.mark.parametrize("spelling", list(OPS))
-def test_gradient_reaches_x(device, spelling):
+def test_gradient_reaches_x(device, spelling, run):
     x = leaf(device)
     op, _, values, slope = OPS[spelling]
-    y = op(x)
+    y = run(op, x)
     (y * y).sum().backward()
     assert_values(x.grad, [2.0 * v * slope for v in values], f"x.grad for z = ({spelling})**2")
+
+
+def _no_grad(op):
+    def step(x):
+        with torch.no_grad():
+            return op(x)
+
+    return step
 
 
 # > OOP-5: When `x` does not require grad, or the operation runs inside `torch.no_grad()`, `y` does not
@@ -84,14 +104,11 @@ def test_gradient_reaches_x(device, spelling):
 @pytest.mark.clause("OOP-5")
 @pytest.mark.parametrize("spelling", list(OPS))
 @pytest.mark.parametrize("how", ["x without grad", "under no_grad"])
-def test_out_of_place_without_autograd(device, spelling, how):
+def test_out_of_place_without_autograd(device, spelling, how, run):
     if how == "x without grad":
-        x = torch.tensor([1.0, 2.0], device=device)
-        y = OPS[spelling][0](x)
+        y = run(OPS[spelling][0], torch.tensor([1.0, 2.0], device=device))
     else:
-        x = leaf(device)
-        with torch.no_grad():
-            y = OPS[spelling][0](x)
+        y = run(_no_grad(OPS[spelling][0]), leaf(device))
     assert (y.requires_grad, y.is_leaf, y.grad_fn) == (False, True, None)
 
 
@@ -99,15 +116,14 @@ def test_out_of_place_without_autograd(device, spelling, how):
 # > `torch.no_grad()`) does not change the values of `y`, and an in-place change of `y` does not change `x`
 # > nor its `_version`.
 @pytest.mark.clause("OOP-6")
-def test_result_is_independent_of_later_changes(device):
+def test_result_is_independent_of_later_changes(device, run):
     x = leaf(device)
-    y = x + 2
-    with torch.no_grad():
-        x.mul_(10)
+    y = run(lambda x: x + 2, x)
+    run(_no_grad(lambda x: x.mul_(10)), x)
     assert_values(y, [3.0, 4.0], "y after x.mul_(10)")
     x = leaf(device)
-    y = x + 2
-    y.add_(1)
+    y = run(lambda x: x + 2, x)
+    run(lambda y: y.add_(1), y)
     assert (x._version, y._version) == (0, 1)
     assert_values(x, [1.0, 2.0], "x after y.add_(1)")
 
@@ -116,15 +132,15 @@ def test_result_is_independent_of_later_changes(device):
 # > emits a UserWarning "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed"; after
 # > `y.retain_grad()`, `y.grad` is the gradient with respect to `y`.
 @pytest.mark.clause("OOP-7")
-def test_non_leaf_result_grad(device):
+def test_non_leaf_result_grad(device, run):
     x = leaf(device)
-    y = x + 2
+    y = run(lambda x: x + 2, x)
     (y * y).sum().backward()
     with pytest.warns(UserWarning, match=NON_LEAF_GRAD_WARNING):
         assert y.grad is None
     assert_values(x.grad, [6.0, 8.0], "x.grad")
     x = leaf(device)
-    y = x + 2
+    y = run(lambda x: x + 2, x)
     y.retain_grad()
     (y * y).sum().backward()
     assert_values(y.grad, [6.0, 8.0], "y.grad with retain_grad()")

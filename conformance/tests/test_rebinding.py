@@ -17,10 +17,10 @@ LEAF_IN_PLACE = "leaf Variable that requires grad is being used in an in-place o
 # > the name now refers to another object, whatever the new object is (every member of REBIND_TARGETS).
 @pytest.mark.clause("REBIND-1")
 @pytest.mark.parametrize("rebind", REBIND_TARGETS.params())
-def test_rebinding_leaves_old_tensor_unchanged(device, rebind):
+def test_rebinding_leaves_old_tensor_unchanged(device, rebind, run):
     x = leaf(device)
     old, ident = x, id(x)
-    x = rebind(x)
+    x = run(rebind, x)
     assert x is not old
     assert id(old) == ident
     assert (old._version, old.requires_grad, old.is_leaf, old.grad_fn) == (0, True, True, None)
@@ -28,11 +28,11 @@ def test_rebinding_leaves_old_tensor_unchanged(device, rebind):
 
 @pytest.mark.clause("REBIND-2")
 @pytest.mark.parametrize("rebind", REBIND_TARGETS.params())
-def test_rebinding_leaves_old_values(device, rebind):
+def test_rebinding_leaves_old_values(device, rebind, run):
     # > REBIND-2: ... the values of the old tensor are those it had before the rebinding.
     x = leaf(device)
     old = x
-    x = rebind(x)
+    x = run(rebind, x)
     assert_values(old, [1.0, 2.0], "old tensor after rebinding the name")
 
 
@@ -41,11 +41,11 @@ def test_rebinding_leaves_old_values(device, rebind):
 # > name is rebound to (every member of REBIND_TARGETS).
 @pytest.mark.clause("REBIND-3")
 @pytest.mark.parametrize("rebind", REBIND_TARGETS.params())
-def test_graph_of_old_tensor_still_backpropagates(device, rebind):
+def test_graph_of_old_tensor_still_backpropagates(device, rebind, run):
     x = leaf(device)
     old = x
     loss = (x * x).sum()
-    x = rebind(x)
+    x = run(rebind, x)
     loss.backward()
     assert_values(old.grad, [2.0, 4.0], "old.grad = 2 * old")
     if x.is_leaf and x.requires_grad:
@@ -90,6 +90,13 @@ def test_fresh_leaf_requiring_grad_backpropagates(device):
 # > REBIND-6: After `x = x + 1` (every operation of NON_VIEW_OPS, of a tensor that requires grad,
 # > with grad mode on) the name refers to a non-leaf that requires grad and has a `grad_fn`
 # > (`AddBackward0` for `x + 1`, `MulBackward0` for `x * 2`, `SubBackward0` for `x - 0.1 * g`).
+REBIND_STEPS = {
+    "x = x + 1": lambda x, g: x + 1,
+    "x = x * 2": lambda x, g: x * 2,
+    "x = x - 0.1 * g": lambda x, g: x - 0.1 * g,
+}
+
+
 @pytest.mark.clause("REBIND-6")
 @pytest.mark.parametrize(
     ("spelling", "grad_fn"),
@@ -99,29 +106,43 @@ def test_fresh_leaf_requiring_grad_backpropagates(device):
         ("x = x - 0.1 * g", "SubBackward0"),
     ],
 )
-def test_rebinding_to_result_makes_non_leaf(device, spelling, grad_fn):
+def test_rebinding_to_result_makes_non_leaf(device, spelling, grad_fn, run):
     x = leaf(device)
     g = torch.ones(2, device=device)
-    x = {"x = x + 1": lambda: x + 1, "x = x * 2": lambda: x * 2, "x = x - 0.1 * g": lambda: x - 0.1 * g}[spelling]()
+    x = run(REBIND_STEPS[spelling], x, g)
     assert (x.requires_grad, x.is_leaf, type(x.grad_fn).__name__) == (True, False, grad_fn)
+
+
+# > REBIND-90: When the new object of REBIND-6 is computed in a compiled function, the name refers to a non-leaf
+# > that requires grad and has a `grad_fn`, which is `CompiledFunctionBackward`.
+@pytest.mark.clause("REBIND-90")
+@pytest.mark.parametrize("spelling", ["x = x + 1", "x = x * 2", "x = x - 0.1 * g"])
+def test_rebinding_to_result_makes_non_leaf_compiled(device, spelling, run):
+    test_rebinding_to_result_makes_non_leaf(device, spelling, "CompiledFunctionBackward", run)
 
 
 @pytest.mark.clause("REBIND-6")
 @pytest.mark.parametrize("op", NON_VIEW_OPS.params())
-def test_rebinding_to_any_non_view_result_makes_non_leaf(device, op):
+def test_rebinding_to_any_non_view_result_makes_non_leaf(device, op, run):
     x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device, requires_grad=True)
-    x = op(x)
+    x = run(op, x)
     assert (x.requires_grad, x.is_leaf) == (True, False)
     assert x.grad_fn is not None
+
+
+@pytest.mark.clause("REBIND-90")
+@pytest.mark.parametrize("op", NON_VIEW_OPS.params())
+def test_rebinding_to_any_non_view_result_makes_non_leaf_compiled(device, op, run):
+    test_rebinding_to_any_non_view_result_makes_non_leaf(device, op, run)
 
 
 # > REBIND-7: A graph built from the new `x` of REBIND-6 backpropagates through it into the old leaf: after
 # > `x = x + 1` the gradient of `(x * x).sum()` lands in the old tensor's `.grad` (`2 * (old + 1)`).
 @pytest.mark.clause("REBIND-7")
-def test_rebinding_to_result_backpropagates_into_old_leaf(device):
+def test_rebinding_to_result_backpropagates_into_old_leaf(device, run):
     x = leaf(device)
     old = x
-    x = x + 1
+    x = run(lambda x: x + 1, x)
     (x * x).sum().backward()
     assert_values(old.grad, [4.0, 6.0], "old.grad = 2 * (old + 1)")
 
@@ -131,9 +152,9 @@ def test_rebinding_to_result_backpropagates_into_old_leaf(device):
 # > being accessed".
 @pytest.mark.clause("REBIND-8")
 @pytest.mark.parametrize("when", ["before backward", "after backward"])
-def test_grad_of_rebound_non_leaf_is_none_with_warning(device, when):
+def test_grad_of_rebound_non_leaf_is_none_with_warning(device, when, run):
     x = leaf(device)
-    x = x + 1
+    x = run(lambda x: x + 1, x)
     if when == "after backward":
         (x * x).sum().backward()
     with pytest.warns(UserWarning, match=NON_LEAF_GRAD_WARNING.replace(".", r"\.")):
@@ -174,16 +195,20 @@ def test_optimizer_steps_old_tensor_after_rebinding(device):
     assert_values(x, [3.0, 4.0], "new tensor (not in the optimizer)")
 
 
+def _step_under_no_grad(x):
+    with torch.no_grad():
+        return x - 0.1 * x.grad
+
+
 # > REBIND-11: `x = x - lr * x.grad` inside `torch.no_grad()` gives a leaf that does not require grad (the
 # > next `backward()` through it raises "element 0 of tensors does not require grad"); outside no_grad it
 # > gives a non-leaf whose `.grad` stays `None` after the next `backward()`, the gradient going to the
 # > original leaf.
 @pytest.mark.clause("REBIND-11")
-def test_update_step_by_rebinding(device):
+def test_update_step_by_rebinding(device, run):
     x = leaf(device)
     (x * x).sum().backward()
-    with torch.no_grad():
-        x = x - 0.1 * x.grad
+    x = run(_step_under_no_grad, x)
     assert (x.requires_grad, x.is_leaf, x.grad_fn) == (False, True, None)
     with raises(RuntimeError, NO_GRAD_FN):
         (x * x).sum().backward()
@@ -191,7 +216,7 @@ def test_update_step_by_rebinding(device):
     x = leaf(device)
     first = x
     (x * x).sum().backward()
-    x = x - 0.1 * x.grad
+    x = run(lambda x: x - 0.1 * x.grad, x)
     assert (x.requires_grad, x.is_leaf) == (True, False)
     first.grad = None
     (x * x).sum().backward()
