@@ -35,14 +35,22 @@ def test_data_is_detached_leaf(device, kind):
 
 # > DATA-3: `x.data` has a version counter of its own.
 @pytest.mark.clause("DATA-3")
-def test_data_has_own_version_counter(device):
+def test_data_has_own_version_counter(device, run):
     x = leaf(device)
     d = x.data
-    d.add_(1)
+    run(_add_one, d)
     assert (d._version, x._version) == (1, 0)
-    with torch.no_grad():
-        x.add_(1)
+    run(_add_one_no_grad, x)
     assert (d._version, x._version) == (1, 1)
+
+
+def _add_one(t):
+    t.add_(1)
+
+
+def _add_one_no_grad(t):
+    with torch.no_grad():
+        t.add_(1)
 
 
 def _through_data(update):
@@ -78,19 +86,19 @@ EXPECTED = {
 # > afterwards `x` is still a leaf that requires grad, has no `grad_fn`, and has the same `_version`.
 @pytest.mark.clause("DATA-4")
 @pytest.mark.parametrize("write", WRITES)
-def test_write_through_data_is_invisible_to_autograd(device, write):
+def test_write_through_data_is_invisible_to_autograd(device, write, run):
     x = leaf(device)
-    write(x)
+    run(write, x)
     assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 0)
 
 
 # > DATA-5: The values written through `x.data`, by any of the spellings of DATA-4, are the values of `x`.
 @pytest.mark.clause("DATA-5")
 @pytest.mark.parametrize("write", WRITES)
-def test_write_through_data_changes_values(device, write):
+def test_write_through_data_changes_values(device, write, run):
     wid = WRITE_ID[write]
     x = leaf(device)
-    write(x)
+    run(write, x)
     if wid in EXPECTED:
         assert_values(x, EXPECTED[wid], f"x after {wid}")
     if wid in MEMBER:
@@ -126,18 +134,25 @@ def test_write_through_data_to_saved_tensor_gives_wrong_gradient(device, spellin
 
 # > DATA-7: The same modification made through `x.detach()` makes that `backward()` raise RuntimeError
 # > "one of the variables needed for gradient computation has been modified by an inplace operation".
+def _detach_setitem(x, new):
+    x.detach()[:] = new
+
+
+# The update steps of DATA-7.
+DETACH_WRITES = {
+    "x.detach().mul_(10)": lambda x, new: x.detach().mul_(10),
+    "x.detach()[:] = v": _detach_setitem,
+    "x.detach().copy_(v)": lambda x, new: x.detach().copy_(new),
+}
+
+
 @pytest.mark.clause("DATA-7")
-@pytest.mark.parametrize("spelling", ["x.detach().mul_(10)", "x.detach()[:] = v", "x.detach().copy_(v)"])
-def test_write_through_detach_to_saved_tensor_raises(device, spelling):
+@pytest.mark.parametrize("spelling", list(DETACH_WRITES))
+def test_write_through_detach_to_saved_tensor_raises(device, spelling, run):
     x = leaf(device)
     y = (x * x).sum()
     new = torch.tensor([10.0, 20.0], device=device)
-    if spelling == "x.detach().mul_(10)":
-        x.detach().mul_(10)
-    elif spelling == "x.detach()[:] = v":
-        x.detach()[:] = new
-    else:
-        x.detach().copy_(new)
+    run(DETACH_WRITES[spelling], x, new)
     assert x._version == 1
     with raises(
         RuntimeError, "one of the variables needed for gradient computation has been modified by an inplace operation"
@@ -147,45 +162,49 @@ def test_write_through_detach_to_saved_tensor_raises(device, spelling):
 
 # > DATA-14: Operations recorded after a write through `x.data` use the new values.
 @pytest.mark.clause("DATA-14")
-def test_graph_after_data_write_uses_new_values(device):
+def test_graph_after_data_write_uses_new_values(device, run):
     x = leaf(device)
-    x.data[:] = torch.tensor([3.0, 4.0], device=device)
+    run(_data_setitem, x, torch.tensor([3.0, 4.0], device=device))
     (x * x).sum().backward()
     assert_values(x.grad, [6.0, 8.0], "x.grad = 2 * new x")
+
+
+def assign_data(x, t):
+    x.data = t
 
 
 # > DATA-8: After `x.data = t` the Python object `x` is the same object, and keeps its own
 # > `requires_grad`, leafness, `grad_fn` and `_version`; `t.requires_grad` is not copied to `x`.
 @pytest.mark.clause("DATA-8")
 @pytest.mark.parametrize("x_requires_grad", [True, False])
-def test_assign_data_keeps_autograd_identity(device, x_requires_grad):
+def test_assign_data_keeps_autograd_identity(device, x_requires_grad, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=x_requires_grad)
     with torch.no_grad():
         x.add_(1)
         x.add_(1)
     ident, version = id(x), x._version
     t = torch.zeros(3, device=device, requires_grad=not x_requires_grad)
-    x.data = t
+    run(assign_data, x, t)
     assert id(x) == ident
     assert (x.requires_grad, x.is_leaf, x.grad_fn, x._version) == (x_requires_grad, True, None, version)
 
 
 @pytest.mark.clause("DATA-8")
-def test_assign_data_keeps_grad_fn_of_non_leaf(device):
+def test_assign_data_keeps_grad_fn_of_non_leaf(device, run):
     a = leaf(device)
     b = a * 2
     fn = b.grad_fn
-    b.data = torch.zeros(2, device=device)
+    run(assign_data, b, torch.zeros(2, device=device))
     assert (b.grad_fn is fn, b.requires_grad, b.is_leaf) == (True, True, False)
 
 
 # > DATA-9: After `x.data = t`, `x` shares the storage of `t` and takes its shape and dtype.
 @pytest.mark.clause("DATA-9")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
-def test_assign_data_adopts_storage_shape_dtype(device, dtype):
+def test_assign_data_adopts_storage_shape_dtype(device, dtype, run):
     x = leaf(device)
     t = torch.zeros(3, 2, device=device, dtype=dtype)
-    x.data = t
+    run(assign_data, x, t)
     assert same_storage(x, t)
     assert (x.shape, x.dtype) == (torch.Size([3, 2]), dtype)
 
@@ -193,49 +212,49 @@ def test_assign_data_adopts_storage_shape_dtype(device, dtype):
 # > DATA-10: `x.data = v` where `v` is not a tensor raises TypeError "Variable data has to be a tensor".
 @pytest.mark.clause("DATA-10")
 @pytest.mark.parametrize("value", [[1.0, 2.0], 3.0, None])
-def test_assign_data_non_tensor_raises(device, value):
+def test_assign_data_non_tensor_raises(device, value, run):
     x = leaf(device)
     with raises(TypeError, "Variable data has to be a tensor"):
-        x.data = value
+        run(assign_data, x, value)
 
 
 # > DATA-11: `x.data = t` where `x` requires grad and `t` has an integer or bool dtype raises RuntimeError
 # > "must be floating point or complex dtype"; when `x` does not require grad the assignment is accepted.
 @pytest.mark.clause("DATA-11")
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.bool])
-def test_assign_integer_data(device, dtype):
+def test_assign_integer_data(device, dtype, run):
     x = leaf(device)
     with raises(RuntimeError, "must be floating point or complex dtype"):
-        x.data = torch.zeros(2, device=device, dtype=dtype)
+        run(assign_data, x, torch.zeros(2, device=device, dtype=dtype))
     plain = torch.tensor([1.0, 2.0], device=device)
-    plain.data = torch.zeros(2, device=device, dtype=dtype)
+    run(assign_data, plain, torch.zeros(2, device=device, dtype=dtype))
     assert plain.dtype == dtype
 
 
 # > DATA-12: `x.data = t` where `t` has another tensor implementation type than `x` (a `meta` tensor
 # > into a `cpu` one, or the reverse) raises RuntimeError "incompatible tensor type".
 @pytest.mark.clause("DATA-12")
-def test_assign_data_of_other_tensor_type_raises(device):
+def test_assign_data_of_other_tensor_type_raises(device, run):
     x = leaf(device)
     other = "cpu" if device == "meta" else "meta"
     with raises(RuntimeError, "incompatible tensor type"):
-        x.data = torch.zeros(2, device=other)
+        run(assign_data, x, torch.zeros(2, device=other))
 
 
 # > DATA-13: `x.data = t` leaves `x.grad` as it was (the same tensor object), even when `t` has another
 # > shape than that gradient.
 @pytest.mark.clause("DATA-13")
 @pytest.mark.parametrize("shape", [(2,), (3,)])
-def test_assign_data_keeps_grad(device, shape):
+def test_assign_data_keeps_grad(device, shape, run):
     x = leaf(device)
     (x * 1).sum().backward()
     grad = x.grad
-    x.data = torch.zeros(shape, device=device)
+    run(assign_data, x, torch.zeros(shape, device=device))
     assert x.grad is grad
     assert x.grad.shape == torch.Size([2])
 
 
-def _saved_then_assigned(device, case):
+def _saved_then_assigned(device, case, run):
     """A graph that saved a tensor, then `.data =` on that tensor; returns (loss, assigned tensor, leaf, version)."""
     a = leaf(device, (0.0, 1.0) if case == "saved output" else (1.0, 2.0))
     if case == "saved input, leaf":
@@ -247,7 +266,7 @@ def _saved_then_assigned(device, case):
         t = (a * 1).exp()  # ExpBackward0 saves its result (an output)
         loss = t.sum()
     version = t._version
-    t.data = torch.tensor([10.0, 20.0], device=device)
+    run(assign_data, t, torch.tensor([10.0, 20.0], device=device))
     return loss, t, a, version
 
 
@@ -258,8 +277,8 @@ SAVED_CASES = ["saved input, leaf", "saved input, non-leaf", "saved output"]
 # > `backward()` of that graph raises no error and `x._version` is what it was.
 @pytest.mark.clause("DATA-60")
 @pytest.mark.parametrize("case", SAVED_CASES)
-def test_assign_data_to_saved_tensor_does_not_raise(device, case):
-    loss, t, a, version = _saved_then_assigned(device, case)
+def test_assign_data_to_saved_tensor_does_not_raise(device, case, run):
+    loss, t, a, version = _saved_then_assigned(device, case, run)
     assert t._version == version
     loss.backward()  # no RuntimeError
     assert a.grad is not None and a.grad.shape == torch.Size([2])
@@ -269,8 +288,8 @@ def test_assign_data_to_saved_tensor_does_not_raise(device, case):
 # > tensor had.
 @pytest.mark.clause("DATA-61")
 @pytest.mark.parametrize("case", SAVED_CASES)
-def test_assign_data_to_saved_tensor_values(device, case, observe):
-    loss, _, a, _ = _saved_then_assigned(device, case)
+def test_assign_data_to_saved_tensor_values(device, case, observe, run):
+    loss, _, a, _ = _saved_then_assigned(device, case, run)
     loss.backward()
     grad = [round(v, 4) for v in a.grad.tolist()]
     new = {"saved input, leaf": [20.0, 40.0], "saved input, non-leaf": [20.0, 40.0], "saved output": [10.0, 20.0]}
