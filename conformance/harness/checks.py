@@ -36,3 +36,13 @@ def leaf(device, values=(1.0, 2.0)):
 # Message fragments that several pages assert; each is identical on every release of the window.
 SAVED_MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
 NO_GRAD_FN = "element 0 of tensors does not require grad and does not have a grad_fn"
+
+
+def by_mode(eager_clause: str, compiled_clause: str, eager, compiled) -> list:
+    """Parameters of a test whose update step diverges under torch.compile: ``eager`` is what it checks for
+    ``eager_clause`` (``:modes: eager``), ``compiled`` for its sibling ``compiled_clause`` (``:modes: compile``);
+    one body serves both, and each parameter runs only in its clause's mode."""
+    return [
+        pytest.param(eager, marks=pytest.mark.clause(eager_clause), id=eager_clause),
+        pytest.param(compiled, marks=pytest.mark.clause(compiled_clause), id=compiled_clause),
+    ]
