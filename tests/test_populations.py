@@ -26,6 +26,7 @@ CLAUSE_REF = re.compile(r"\{clause\}`([A-Z][A-Z0-9]*-\d+)`")
 ENUMERATED: dict[str, str] = {
     "COPY-1": "its five sources; the test runs SOURCES, the same five",
     "COPY-3": "the sources of COPY-1; the test runs SOURCES, the same five",
+    "COPY-90": "the sources of COPY-1; the test (that of COPY-3) runs SOURCES, the same five",
     "INDEX-61": "the spellings INDEX-60 lists (torch.where with a tensor, a 0-d tensor, a number; "
     "masked_fill); the test runs WHERE, those four",
     "NEW-10": "the shapes (), (1,), (1, 1); the test runs them and (1, 1, 1)",
@@ -121,6 +122,11 @@ def _test_sources() -> dict[str, list[str]]:
                 if isinstance(marker, ast.Call) and ast.unparse(marker.func).endswith("mark.clause"):
                     for arg in marker.args:
                         sources.setdefault(ast.literal_eval(arg), []).append(reach)
+                # @pytest.mark.parametrize(..., by_mode("EAGER-ID", "COMPILED-ID", ...)): one parameter per clause
+                for call in ast.walk(marker):
+                    if isinstance(call, ast.Call) and ast.unparse(call.func).endswith("by_mode"):
+                        for arg in call.args[:2]:
+                            sources.setdefault(ast.literal_eval(arg), []).append(reach)
     return sources
 
 

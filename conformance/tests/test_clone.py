@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from conformance.harness.checks import assert_values, leaf, raises, same_storage
+from conformance.harness.checks import assert_values, by_mode, leaf, raises, run_member, same_storage
 from conformance.harness.populations import INPLACE_RECORDED
 
 OUT_NOT_DIFFERENTIABLE = "functions with out=... arguments don't support automatic differentiation"
@@ -118,16 +118,18 @@ MEMBER_ID = {fn: mid for mid, fn in INPLACE_RECORDED.members}
 # > `x._version` at 0; `y` stays a non-leaf that requires grad, and its `grad_fn` is no longer `CloneBackward0`
 # > but that of the modifying operation (`CopySlices` for `t[0] = 5`, `CopyBackwards` for `t.copy_(v)`,
 # > `FillBackward2`, `ZeroBackward0`, `AddBackward0`, `MulBackward0`).
-@pytest.mark.clause("CLONE-5")
+@pytest.mark.parametrize("compiled_fn", by_mode("CLONE-5", "CLONE-90", None, "CopyBackwards"))
 @pytest.mark.parametrize("update", INPLACE_RECORDED.params())
-def test_modifying_clone_leaves_x_version(device, update):
+def test_modifying_clone_leaves_x_version(device, update, compiled_fn, run):
     x = leaf(device)
     y = x.clone()
-    update(y)
+    if not run_member(run, device, MEMBER_ID[update], update, y):
+        assert (x._version, y._version, type(y.grad_fn).__name__) == (0, 0, "CloneBackward0")
+        return
     assert (x._version, y._version) == (0, 1)
     assert (x.is_leaf, x.grad_fn) == (True, None)
     assert (y.requires_grad, y.is_leaf) == (True, False)
-    expected_fn = NAMED.get(MEMBER_ID[update], (None, None))[1]
+    expected_fn = compiled_fn or NAMED.get(MEMBER_ID[update], (None, None))[1]
     if expected_fn is None:
         assert type(y.grad_fn).__name__ != "CloneBackward0"
     else:
@@ -137,11 +139,11 @@ def test_modifying_clone_leaves_x_version(device, update):
 # > CLONE-6: Each modification of CLONE-5 leaves the values of `x` unchanged, and `y` takes the new values.
 @pytest.mark.clause("CLONE-6")
 @pytest.mark.parametrize("update", INPLACE_RECORDED.params())
-def test_modifying_clone_leaves_x_values(device, update):
+def test_modifying_clone_leaves_x_values(device, update, run):
     mid = MEMBER_ID[update]
     x = leaf(device)
     y = x.clone()
-    update(y)
+    run(update, y)
     assert_values(x, [1.0, 2.0], f"x after {mid}")
     if mid in NAMED:
         assert_values(y, NAMED[mid][0], f"y after {mid}")
@@ -156,9 +158,9 @@ def test_modifying_clone_leaves_x_values(device, update):
 # > gradient. `x.grad` is a tensor (of zeros where everything was overwritten), not `None`.
 @pytest.mark.clause("CLONE-7")
 @pytest.mark.parametrize("spelling", MODIFY)
-def test_gradient_through_modified_clone(device, spelling):
+def test_gradient_through_modified_clone(device, spelling, run):
     x = leaf(device)
-    y = modify(x.clone(), spelling)
+    y = run(modify, x.clone(), spelling)
     y.sum().backward()
     assert x.grad is not None
     assert_values(x.grad, AFTER[spelling][1], f"x.grad after {spelling}; y.sum().backward()")
@@ -168,10 +170,10 @@ def test_gradient_through_modified_clone(device, spelling):
 # > it backpropagates the gradient at the original values of `x`.
 @pytest.mark.clause("CLONE-8")
 @pytest.mark.parametrize("update", INPLACE_RECORDED.params())
-def test_graph_of_x_unaffected_by_clone_changes(device, update):
+def test_graph_of_x_unaffected_by_clone_changes(device, update, run):
     x = leaf(device)
     loss = (x * x).sum()
-    update(x.clone())
+    run(update, x.clone())
     loss.backward()
     assert_values(x.grad, [2.0, 4.0], "x.grad = 2 * x")
 
@@ -179,32 +181,35 @@ def test_graph_of_x_unaffected_by_clone_changes(device, update):
 # > CLONE-9: `torch.add(y, 1, out=y)` (any `out=` spelling) on a clone that requires grad raises RuntimeError
 # > whose message contains "functions with out=... arguments don't support automatic differentiation", and
 # > leaves `y._version` at 0.
+OUT_SPELLINGS = {
+    "torch.add(y, 1, out=y)": lambda y: torch.add(y, 1, out=y),
+    "torch.mul(y, 3, out=y)": lambda y: torch.mul(y, 3, out=y),
+}
+
+
 @pytest.mark.clause("CLONE-9")
-@pytest.mark.parametrize("spelling", ["torch.add(y, 1, out=y)", "torch.mul(y, 3, out=y)"])
-def test_out_on_clone_raises(device, spelling):
+@pytest.mark.parametrize("spelling", list(OUT_SPELLINGS))
+def test_out_on_clone_raises(device, spelling, run):
     x = leaf(device)
     y = x.clone()
     with raises(RuntimeError, OUT_NOT_DIFFERENTIABLE):
-        if spelling.startswith("torch.add"):
-            torch.add(y, 1, out=y)
-        else:
-            torch.mul(y, 3, out=y)
+        run(OUT_SPELLINGS[spelling], y)
     assert (y._version, x._version) == (0, 0)
 
 
 # > CLONE-10: `x.clone().detach()` and `x.detach().clone()` both give a tensor with its own storage that does
 # > not require grad, is a leaf, has no `grad_fn` and starts at `_version` 0; modifying it in place leaves
 # > `x._version` unchanged. Adding `.requires_grad_()` makes it a new leaf that requires grad.
-@pytest.mark.clause("CLONE-10")
+@pytest.mark.parametrize("bump", by_mode("CLONE-10", "CLONE-91", 1, 2))
 @pytest.mark.parametrize("spelling", ["x.clone().detach()", "x.detach().clone()"])
-def test_detached_copy(device, spelling):
+def test_detached_copy(device, spelling, bump, run):
     x = leaf(device)
     c = x.clone().detach() if spelling == "x.clone().detach()" else x.detach().clone()
     assert not same_storage(c, x)
     assert (c.requires_grad, c.is_leaf, c.grad_fn, c._version) == (False, True, None, 0)
-    c.add_(1)
-    assert (c._version, x._version) == (1, 0)
-    c.requires_grad_()
+    run(lambda c: c.add_(1), c)
+    assert (c._version, x._version) == (bump, 0)
+    run(lambda c: c.requires_grad_(), c)
     assert (c.requires_grad, c.is_leaf, c.grad_fn) == (True, True, None)
 
 

@@ -1,13 +1,25 @@
 """Conformance tests for spec/copy.md (`x.copy_(src)`)."""
 
+import warnings
+
 import pytest
 import torch
 
-from conformance.harness.checks import NO_GRAD_FN, assert_values, leaf, raises, same_storage
+from conformance.harness.checks import NO_GRAD_FN, assert_values, by_mode, leaf, raises, same_storage
 
 LEAF_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 NO_DATA = "Cannot copy out of meta tensor; no data!"
 COMPLEX_TO_REAL = "Casting complex values to real discards the imaginary part"
+FAKE_CALL = "RuntimeError when making fake tensor call"
+
+
+def copy(x, src):
+    return x.copy_(src)
+
+
+def copy_no_grad(x, src):
+    with torch.no_grad():
+        return x.copy_(src)
 
 
 SOURCES = {
@@ -25,45 +37,43 @@ SOURCES = {
 # > 0-dimensional tensor; `x._version` stays 0.
 @pytest.mark.clause("COPY-1")
 @pytest.mark.parametrize("source", list(SOURCES))
-def test_copy_into_leaf_requiring_grad_raises(device, source):
+def test_copy_into_leaf_requiring_grad_raises(device, source, run):
     x = leaf(device)
     with raises(RuntimeError, LEAF_IN_PLACE):
-        x.copy_(SOURCES[source](device))
+        run(copy, x, SOURCES[source](device))
     assert (x._version, x.is_leaf, x.grad_fn) == (0, True, None)
 
 
 @pytest.mark.clause("COPY-2")
-def test_failed_copy_keeps_values(device):
+def test_failed_copy_keeps_values(device, run):
     # > COPY-2: ... and the values of `x` are unchanged.
     x = leaf(device)
     with raises(RuntimeError, LEAF_IN_PLACE):
-        x.copy_(torch.tensor([3.0, 4.0], device=device))
+        run(copy, x, torch.tensor([3.0, 4.0], device=device))
     assert_values(x, [1.0, 2.0], "x after the failed copy_")
 
 
 # > COPY-3: Inside `torch.no_grad()` the same `x.copy_(src)` (each `src` of COPY-1) is allowed: it returns `x`
 # > itself, bumps `x._version` by 1, and `x` stays a leaf that requires grad with no `grad_fn`, keeping its own
 # > storage and dtype.
-@pytest.mark.clause("COPY-3")
+@pytest.mark.parametrize("bump", by_mode("COPY-3", "COPY-90", 1, 2))
 @pytest.mark.parametrize("source", list(SOURCES))
-def test_copy_into_leaf_under_no_grad(device, source):
+def test_copy_into_leaf_under_no_grad(device, source, bump, run):
     x = leaf(device)
     storage, src = x.untyped_storage()._cdata, SOURCES[source](device)
-    with torch.no_grad():
-        out = x.copy_(src)
+    out = run(copy_no_grad, x, src)
     assert out is x
     assert x.untyped_storage()._cdata == storage and not same_storage(x, src)
-    assert (x._version, x.is_leaf, x.requires_grad, x.grad_fn) == (1, True, True, None)
+    assert (x._version, x.is_leaf, x.requires_grad, x.grad_fn) == (bump, True, True, None)
     assert x.dtype == torch.float32
 
 
 @pytest.mark.clause("COPY-4")
 @pytest.mark.parametrize("source", list(SOURCES))
-def test_copy_under_no_grad_values(device, source):
+def test_copy_under_no_grad_values(device, source, run):
     # > COPY-4: ... and afterwards `x` holds the values of `src`; a later graph uses them.
     x = leaf(device)
-    with torch.no_grad():
-        x.copy_(SOURCES[source](device))
+    run(copy_no_grad, x, SOURCES[source](device))
     expected = [3.0, 3.0] if source == "scalar" else [3.0, 4.0]
     assert_values(x, expected, "x after copy_ under no_grad")
     (x * x).sum().backward()
@@ -74,11 +84,11 @@ def test_copy_under_no_grad_values(device, source):
 # > gives `y` the `grad_fn` `CopyBackwards`; `y` stays a non-leaf that requires grad.
 @pytest.mark.clause("COPY-5")
 @pytest.mark.parametrize("src_requires_grad", [True, False])
-def test_copy_into_non_leaf(device, src_requires_grad):
+def test_copy_into_non_leaf(device, src_requires_grad, run):
     a = leaf(device)
     y = a * 2
     src = torch.tensor([3.0, 4.0], device=device, requires_grad=src_requires_grad)
-    assert y.copy_(src) is y
+    assert run(copy, y, src) is y
     assert (y._version, y.requires_grad, y.is_leaf, type(y.grad_fn).__name__) == (1, True, False, "CopyBackwards")
 
 
@@ -86,11 +96,11 @@ def test_copy_into_non_leaf(device, src_requires_grad):
 # > zero gradient to the overwritten values: `a.grad` of `y = a * 2` is a tensor of zeros, not `None`.
 @pytest.mark.clause("COPY-6")
 @pytest.mark.parametrize("src_requires_grad", [True, False])
-def test_copy_into_non_leaf_gradient(device, src_requires_grad):
+def test_copy_into_non_leaf_gradient(device, src_requires_grad, run):
     a = leaf(device)
     y = a * 2
     src = torch.tensor([3.0, 4.0], device=device, requires_grad=src_requires_grad)
-    y.copy_(src)
+    run(copy, y, src)
     (y * torch.tensor([1.0, 10.0], device=device)).sum().backward()
     assert_values(a.grad, [0.0, 0.0], "a.grad (overwritten)")
     if src_requires_grad:
@@ -103,17 +113,17 @@ def test_copy_into_non_leaf_gradient(device, src_requires_grad):
 # > grad, with grad mode on, makes `t` require grad: `t` becomes a non-leaf with `grad_fn` `CopyBackwards`,
 # > and its gradient flows to `src`. Into an integer tensor it raises no error and `t` keeps
 # > `requires_grad=False`.
-@pytest.mark.clause("COPY-7")
-def test_copy_from_source_requiring_grad_into_plain_tensor(device):
+@pytest.mark.parametrize("int_bump", by_mode("COPY-7", "COPY-91", 1, 2))
+def test_copy_from_source_requiring_grad_into_plain_tensor(device, int_bump, run):
     t = torch.zeros(2, device=device)
     src = leaf(device)
-    t.copy_(src)
+    run(copy, t, src)
     assert (t.requires_grad, t.is_leaf, type(t.grad_fn).__name__, t._version) == (True, False, "CopyBackwards", 1)
     t.sum().backward()
     assert src.grad is not None and src.grad.shape == (2,)
     i = torch.zeros(2, dtype=torch.int64, device=device)
-    i.copy_(leaf(device))
-    assert (i.requires_grad, i.grad_fn, i._version) == (False, None, 1)
+    run(copy, i, leaf(device))
+    assert (i.requires_grad, i.grad_fn, i._version) == (False, None, int_bump)
 
 
 BROADCAST = {
@@ -133,23 +143,23 @@ def _source(shape, device, requires_grad=False):
 # > `(2, 1)` or `()` into `x` of shape `(2, 3)` raises no error and `x` keeps its shape.
 @pytest.mark.clause("COPY-8")
 @pytest.mark.parametrize("shape", list(BROADCAST), ids=str)
-def test_copy_broadcasts_source(device, shape):
+def test_copy_broadcasts_source(device, shape, run):
     x = torch.zeros(2, 3, device=device)
-    x.copy_(_source(shape, device))
+    run(copy, x, _source(shape, device))
     assert x.shape == (2, 3)
 
 
 @pytest.mark.clause("COPY-9")
 @pytest.mark.parametrize("shape", list(BROADCAST), ids=str)
-def test_copy_broadcasts_source_values_and_gradient(device, shape):
+def test_copy_broadcasts_source_values_and_gradient(device, shape, run):
     # > COPY-9: ... the values are repeated along the broadcast dimensions, and the gradient that reaches
     # > `src` through a non-leaf destination is summed over them.
     x = torch.zeros(2, 3, device=device)
-    x.copy_(_source(shape, device))
+    run(copy, x, _source(shape, device))
     assert_values(x, BROADCAST[shape], f"x after copy_ from shape {shape}")
     y = torch.zeros(2, 3, device=device, requires_grad=True) * 1
     src = _source(shape, device, requires_grad=True)
-    y.copy_(src)
+    run(copy, y, src)
     y.sum().backward()
     assert src.grad.shape == src.shape
     assert_values(src.grad, {(3,): [2.0] * 3, (1, 3): [[2.0] * 3], (2, 1): [[3.0], [3.0]], (): 6.0}[shape], "src.grad")
@@ -167,38 +177,38 @@ NOT_BROADCASTABLE = [
 ]
 
 
-def _copy_not_broadcastable_raises(device, dest, src, fragment):
+def _copy_not_broadcastable_raises(device, dest, src, fragment, run):
     x = torch.zeros(dest, device=device)
-    with raises(RuntimeError, fragment):
-        x.copy_(torch.ones(src, device=device))
+    with raises(RuntimeError, fragment if run.mode == "eager" else FAKE_CALL):
+        run(copy, x, torch.ones(src, device=device))
     assert x._version == 0
     assert x.shape == dest
 
 
-@pytest.mark.clause("COPY-10")
+@pytest.mark.parametrize("clause", by_mode("COPY-10", "COPY-92", None, None))
 @pytest.mark.parametrize(("dest", "src", "fragment"), NOT_BROADCASTABLE, ids=str)
-def test_copy_non_broadcastable_raises(device, dest, src, fragment):
-    _copy_not_broadcastable_raises(device, dest, src, fragment)
+def test_copy_non_broadcastable_raises(device, dest, src, fragment, clause, run):
+    _copy_not_broadcastable_raises(device, dest, src, fragment, run)
 
 
 # > COPY-16 (since 2.1): On the `meta` device, a `src` that does not broadcast raises the same RuntimeError.
-@pytest.mark.clause("COPY-16")
+@pytest.mark.parametrize("clause", by_mode("COPY-16", "COPY-93", None, None))
 @pytest.mark.parametrize(("dest", "src", "fragment"), NOT_BROADCASTABLE, ids=str)
-def test_copy_non_broadcastable_raises_on_meta(device, dest, src, fragment):
-    _copy_not_broadcastable_raises(device, dest, src, fragment)
+def test_copy_non_broadcastable_raises_on_meta(device, dest, src, fragment, clause, run):
+    _copy_not_broadcastable_raises(device, dest, src, fragment, run)
 
 
 # > COPY-17 (until 2.1): On the `meta` device, a `src` that does not broadcast raises no error.
 @pytest.mark.clause("COPY-17")
 @pytest.mark.parametrize(("dest", "src"), [(d, s) for d, s, _ in NOT_BROADCASTABLE], ids=str)
-def test_copy_non_broadcastable_accepted_on_old_meta(device, dest, src):
+def test_copy_non_broadcastable_accepted_on_old_meta(device, dest, src, run):
     x = torch.zeros(dest, device=device)
-    x.copy_(torch.ones(src, device=device))
+    run(copy, x, torch.ones(src, device=device))
     assert x.shape == dest
 
 
 # > COPY-11: `x.copy_(src)` keeps the dtype of `x` and converts the values of `src` to it.
-@pytest.mark.clause("COPY-11")
+@pytest.mark.parametrize("bump", by_mode("COPY-11", "COPY-94", 1, 2))
 @pytest.mark.parametrize(
     ("x_dtype", "src_dtype"),
     [
@@ -210,10 +220,10 @@ def test_copy_non_broadcastable_accepted_on_old_meta(device, dest, src):
     ],
     ids=str,
 )
-def test_copy_keeps_dtype(device, x_dtype, src_dtype):
+def test_copy_keeps_dtype(device, x_dtype, src_dtype, bump, run):
     x = torch.zeros(2, device=device, dtype=x_dtype)
-    x.copy_(torch.ones(2, device=device, dtype=src_dtype))
-    assert (x.dtype, x._version) == (x_dtype, 1)
+    run(copy, x, torch.ones(2, device=device, dtype=src_dtype))
+    assert (x.dtype, x._version) == (x_dtype, bump)
 
 
 @pytest.mark.clause("COPY-12")
@@ -227,31 +237,39 @@ def test_copy_keeps_dtype(device, x_dtype, src_dtype):
     ],
     ids=str,
 )
-def test_copy_converts_values(device, x_dtype, src, expected):
+def test_copy_converts_values(device, x_dtype, src, expected, run):
     # > COPY-12: Conversion to an integer dtype truncates toward zero; bool gives 1 and 0.
     x = torch.zeros(2, device=device, dtype=x_dtype)
-    x.copy_(torch.tensor(src, device=device))
+    run(copy, x, torch.tensor(src, device=device))
     assert_values(x, expected, f"{x_dtype} after copy_({src})")
 
 
-@pytest.mark.clause("COPY-13")
-def test_copy_complex_into_real_warns(device):
+@pytest.mark.parametrize("warns", by_mode("COPY-13", "COPY-95", True, False))
+def test_copy_complex_into_real_warns(device, warns, run):
     # > COPY-13: Copying a complex `src` into a real `x` keeps the real part and emits a UserWarning whose
     # > message contains "Casting complex values to real discards the imaginary part".
     x = torch.zeros(2, device=device)
-    with pytest.warns(UserWarning, match=COMPLEX_TO_REAL):
-        x.copy_(torch.tensor([1 + 2j, 3 - 1j], device=device))
+    always = torch.is_warn_always_enabled()
+    torch.set_warn_always(True)  # the warning is TORCH_WARN_ONCE: an earlier test (or trace) may have used it up
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            run(copy, x, torch.tensor([1 + 2j, 3 - 1j], device=device))
+    finally:
+        torch.set_warn_always(always)
+    seen = any(issubclass(w.category, UserWarning) and COMPLEX_TO_REAL in str(w.message) for w in caught)
+    assert seen == warns, f"UserWarning {COMPLEX_TO_REAL!r}: expected {warns}, observed {seen}"
     assert_values(x, [1.0, 3.0], "real part")
 
 
 # > COPY-14: The gradient that reaches `src` through `y.copy_(src)` has the dtype of `src`, while `y` keeps
 # > its own dtype.
 @pytest.mark.clause("COPY-14")
-def test_copy_gradient_dtype(device):
+def test_copy_gradient_dtype(device, run):
     a = leaf(device)
     y = a * 1
     src = torch.tensor([3.0, 4.0], device=device, dtype=torch.float64, requires_grad=True)
-    y.copy_(src)
+    run(copy, y, src)
     assert y.dtype == torch.float32
     y.sum().backward()
     assert (src.grad.dtype, a.grad.dtype) == (torch.float64, torch.float32)
@@ -261,18 +279,19 @@ def test_copy_gradient_dtype(device):
 # > (`x` stays on `meta`, `_version` bumps by 1); into a `cpu` tensor from a `meta` one it raises
 # > NotImplementedError whose message contains "Cannot copy out of meta tensor; no data!", and `x._version`
 # > stays 0.
-@pytest.mark.clause("COPY-15")
-def test_copy_between_cpu_and_meta(device):
+@pytest.mark.parametrize("bumps", by_mode("COPY-15", "COPY-96", (1, 0), (2, 1)))
+def test_copy_between_cpu_and_meta(device, bumps, run):
+    meta_bump, failed_bump = bumps  # `_version` after the copy into meta, after the failed copy out of meta
     other = "cpu" if device == "meta" else "meta"
     x = torch.zeros(2, device=device)
     src = torch.tensor([1.0, 2.0], device=other)
     if device == "meta":
-        assert x.copy_(src) is x
-        assert (x.device.type, x._version) == ("meta", 1)
+        assert run(copy, x, src) is x
+        assert (x.device.type, x._version) == ("meta", meta_bump)
     else:
         with raises(NotImplementedError, NO_DATA):
-            x.copy_(src)
-        assert (x.device.type, x._version) == (device, 0)
+            run(copy, x, src)
+        assert (x.device.type, x._version) == (device, failed_bump)
 
 
 # Seeds, run as written (fixing only what stops them from running, as noted).

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from conformance.harness.checks import assert_values, leaf, raises, same_storage
+from conformance.harness.checks import SAVED_MODIFIED, assert_values, by_mode, leaf, raises, run_member, same_storage
 from conformance.harness.populations import INPLACE_SPELLINGS
 
 
@@ -34,19 +34,40 @@ def test_data_is_detached_leaf(device, kind):
 
 
 # > DATA-3: `x.data` has a version counter of its own.
-@pytest.mark.clause("DATA-3")
-def test_data_has_own_version_counter(device):
+@pytest.mark.parametrize("versions", by_mode("DATA-3", "DATA-90", [(1, 0), (1, 1)], [(2, 0), (2, 2)]))
+def test_data_has_own_version_counter(device, versions, run):
     x = leaf(device)
     d = x.data
-    d.add_(1)
-    assert (d._version, x._version) == (1, 0)
+    run(_add_one, d)
+    assert (d._version, x._version) == versions[0]
+    run(_add_one_no_grad, x)
+    assert (d._version, x._version) == versions[1]
+
+
+def _add_one(t):
+    t.add_(1)
+
+
+def _add_one_no_grad(t):
     with torch.no_grad():
-        x.add_(1)
-    assert (d._version, x._version) == (1, 1)
+        t.add_(1)
 
 
 def _through_data(update):
     return lambda x: update(x.data)
+
+
+SET_ON_INPUT = "Encountered a set_ on a graph input"
+
+
+def _write(run, write, x) -> bool:
+    """Run a write of DATA-4; False where it raises: `x.data += 1` compiled, and compiled on meta the members of
+    META_TRACE_ERRORS (DATA-91)."""
+    if run.mode == "compile" and WRITE_ID[write] == "x.data += 1":
+        with raises(Exception, SET_ON_INPUT):
+            run(write, x)
+        return False
+    return run_member(run, x.device.type, WRITE_ID[write], write, x)
 
 
 def _data_iadd(x):
@@ -76,21 +97,22 @@ EXPECTED = {
 # > DATA-4: Every in-place write through `x.data` of a leaf `x` that requires grad (every spelling of
 # > INPLACE_SPELLINGS applied to `t = x.data`, and `x.data += 1`) raises no error, and
 # > afterwards `x` is still a leaf that requires grad, has no `grad_fn`, and has the same `_version`.
-@pytest.mark.clause("DATA-4")
+@pytest.mark.parametrize("version", by_mode("DATA-4", "DATA-91", 0, 1))
 @pytest.mark.parametrize("write", WRITES)
-def test_write_through_data_is_invisible_to_autograd(device, write):
+def test_write_through_data_is_invisible_to_autograd(device, write, version, run):
     x = leaf(device)
-    write(x)
-    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 0)
+    if _write(run, write, x):
+        assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, version)
 
 
 # > DATA-5: The values written through `x.data`, by any of the spellings of DATA-4, are the values of `x`.
-@pytest.mark.clause("DATA-5")
+@pytest.mark.parametrize("clause", by_mode("DATA-5", "DATA-92", None, None))
 @pytest.mark.parametrize("write", WRITES)
-def test_write_through_data_changes_values(device, write):
+def test_write_through_data_changes_values(device, write, clause, run):
     wid = WRITE_ID[write]
     x = leaf(device)
-    write(x)
+    if not _write(run, write, x):
+        return
     if wid in EXPECTED:
         assert_values(x, EXPECTED[wid], f"x after {wid}")
     if wid in MEMBER:
@@ -113,31 +135,43 @@ DATA_WRITES = {
 }
 
 
-@pytest.mark.clause("DATA-6")
+@pytest.mark.parametrize("detected", by_mode("DATA-6", "DATA-93", False, True))
 @pytest.mark.parametrize("spelling", list(DATA_WRITES))
-def test_write_through_data_to_saved_tensor_gives_wrong_gradient(device, spelling, run):
+def test_write_through_data_to_saved_tensor_gives_wrong_gradient(device, spelling, detected, run):
     x = leaf(device)
     y = (x * x).sum()  # MulBackward0 saves x
     new = torch.tensor([10.0, 20.0], device=device)
     run(DATA_WRITES[spelling], x, new)
-    y.backward()
-    assert_values(x.grad, [20.0, 40.0], "x.grad (correct would be [2.0, 4.0])")
+    if detected:
+        with raises(RuntimeError, SAVED_MODIFIED) as info:
+            y.backward()
+        assert "is at version 1; expected version 0 instead" in str(info.value)
+    else:
+        y.backward()
+        assert_values(x.grad, [20.0, 40.0], "x.grad (correct would be [2.0, 4.0])")
 
 
 # > DATA-7: The same modification made through `x.detach()` makes that `backward()` raise RuntimeError
 # > "one of the variables needed for gradient computation has been modified by an inplace operation".
+def _detach_setitem(x, new):
+    x.detach()[:] = new
+
+
+# The update steps of DATA-7.
+DETACH_WRITES = {
+    "x.detach().mul_(10)": lambda x, new: x.detach().mul_(10),
+    "x.detach()[:] = v": _detach_setitem,
+    "x.detach().copy_(v)": lambda x, new: x.detach().copy_(new),
+}
+
+
 @pytest.mark.clause("DATA-7")
-@pytest.mark.parametrize("spelling", ["x.detach().mul_(10)", "x.detach()[:] = v", "x.detach().copy_(v)"])
-def test_write_through_detach_to_saved_tensor_raises(device, spelling):
+@pytest.mark.parametrize("spelling", list(DETACH_WRITES))
+def test_write_through_detach_to_saved_tensor_raises(device, spelling, run):
     x = leaf(device)
     y = (x * x).sum()
     new = torch.tensor([10.0, 20.0], device=device)
-    if spelling == "x.detach().mul_(10)":
-        x.detach().mul_(10)
-    elif spelling == "x.detach()[:] = v":
-        x.detach()[:] = new
-    else:
-        x.detach().copy_(new)
+    run(DETACH_WRITES[spelling], x, new)
     assert x._version == 1
     with raises(
         RuntimeError, "one of the variables needed for gradient computation has been modified by an inplace operation"
@@ -147,95 +181,109 @@ def test_write_through_detach_to_saved_tensor_raises(device, spelling):
 
 # > DATA-14: Operations recorded after a write through `x.data` use the new values.
 @pytest.mark.clause("DATA-14")
-def test_graph_after_data_write_uses_new_values(device):
+def test_graph_after_data_write_uses_new_values(device, run):
     x = leaf(device)
-    x.data[:] = torch.tensor([3.0, 4.0], device=device)
+    run(_data_setitem, x, torch.tensor([3.0, 4.0], device=device))
     (x * x).sum().backward()
     assert_values(x.grad, [6.0, 8.0], "x.grad = 2 * new x")
 
 
+def assign_data(x, t):
+    x.data = t
+
+
 # > DATA-8: After `x.data = t` the Python object `x` is the same object, and keeps its own
 # > `requires_grad`, leafness, `grad_fn` and `_version`; `t.requires_grad` is not copied to `x`.
-@pytest.mark.clause("DATA-8")
+@pytest.mark.parametrize("bump", by_mode("DATA-8", "DATA-94", 0, 1))
 @pytest.mark.parametrize("x_requires_grad", [True, False])
-def test_assign_data_keeps_autograd_identity(device, x_requires_grad):
+def test_assign_data_keeps_autograd_identity(device, x_requires_grad, bump, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=x_requires_grad)
     with torch.no_grad():
         x.add_(1)
         x.add_(1)
     ident, version = id(x), x._version
     t = torch.zeros(3, device=device, requires_grad=not x_requires_grad)
-    x.data = t
+    run(assign_data, x, t)
     assert id(x) == ident
-    assert (x.requires_grad, x.is_leaf, x.grad_fn, x._version) == (x_requires_grad, True, None, version)
+    assert (x.requires_grad, x.is_leaf, x.grad_fn, x._version) == (x_requires_grad, True, None, version + bump)
 
 
-@pytest.mark.clause("DATA-8")
-def test_assign_data_keeps_grad_fn_of_non_leaf(device):
+@pytest.mark.parametrize("clause", by_mode("DATA-8", "DATA-94", None, None))
+def test_assign_data_keeps_grad_fn_of_non_leaf(device, clause, run):
     a = leaf(device)
     b = a * 2
     fn = b.grad_fn
-    b.data = torch.zeros(2, device=device)
+    run(assign_data, b, torch.zeros(2, device=device))
     assert (b.grad_fn is fn, b.requires_grad, b.is_leaf) == (True, True, False)
 
 
 # > DATA-9: After `x.data = t`, `x` shares the storage of `t` and takes its shape and dtype.
 @pytest.mark.clause("DATA-9")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
-def test_assign_data_adopts_storage_shape_dtype(device, dtype):
+def test_assign_data_adopts_storage_shape_dtype(device, dtype, run):
     x = leaf(device)
     t = torch.zeros(3, 2, device=device, dtype=dtype)
-    x.data = t
+    run(assign_data, x, t)
     assert same_storage(x, t)
     assert (x.shape, x.dtype) == (torch.Size([3, 2]), dtype)
 
 
 # > DATA-10: `x.data = v` where `v` is not a tensor raises TypeError "Variable data has to be a tensor".
-@pytest.mark.clause("DATA-10")
+@pytest.mark.parametrize(
+    "error",
+    by_mode(
+        "DATA-10",
+        "DATA-95",
+        (TypeError, "Variable data has to be a tensor"),
+        (RuntimeError, "object has no attribute 'dtype'"),
+    ),
+)
 @pytest.mark.parametrize("value", [[1.0, 2.0], 3.0, None])
-def test_assign_data_non_tensor_raises(device, value):
+def test_assign_data_non_tensor_raises(device, value, error, run):
     x = leaf(device)
-    with raises(TypeError, "Variable data has to be a tensor"):
-        x.data = value
+    with raises(*error):
+        run(assign_data, x, value)
 
 
 # > DATA-11: `x.data = t` where `x` requires grad and `t` has an integer or bool dtype raises RuntimeError
 # > "must be floating point or complex dtype"; when `x` does not require grad the assignment is accepted.
 @pytest.mark.clause("DATA-11")
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.bool])
-def test_assign_integer_data(device, dtype):
+def test_assign_integer_data(device, dtype, run):
     x = leaf(device)
     with raises(RuntimeError, "must be floating point or complex dtype"):
-        x.data = torch.zeros(2, device=device, dtype=dtype)
+        run(assign_data, x, torch.zeros(2, device=device, dtype=dtype))
     plain = torch.tensor([1.0, 2.0], device=device)
-    plain.data = torch.zeros(2, device=device, dtype=dtype)
+    run(assign_data, plain, torch.zeros(2, device=device, dtype=dtype))
     assert plain.dtype == dtype
 
 
 # > DATA-12: `x.data = t` where `t` has another tensor implementation type than `x` (a `meta` tensor
 # > into a `cpu` one, or the reverse) raises RuntimeError "incompatible tensor type".
-@pytest.mark.clause("DATA-12")
-def test_assign_data_of_other_tensor_type_raises(device):
+@pytest.mark.parametrize(
+    "fragment", by_mode("DATA-12", "DATA-96", "incompatible tensor type", "Tensor device mismatch")
+)
+def test_assign_data_of_other_tensor_type_raises(device, fragment, run):
     x = leaf(device)
     other = "cpu" if device == "meta" else "meta"
-    with raises(RuntimeError, "incompatible tensor type"):
-        x.data = torch.zeros(2, device=other)
+    with raises(RuntimeError, fragment):
+        run(assign_data, x, torch.zeros(2, device=other))
 
 
 # > DATA-13: `x.data = t` leaves `x.grad` as it was (the same tensor object), even when `t` has another
 # > shape than that gradient.
 @pytest.mark.clause("DATA-13")
 @pytest.mark.parametrize("shape", [(2,), (3,)])
-def test_assign_data_keeps_grad(device, shape):
+def test_assign_data_keeps_grad(device, shape, run):
     x = leaf(device)
     (x * 1).sum().backward()
     grad = x.grad
-    x.data = torch.zeros(shape, device=device)
+    run(assign_data, x, torch.zeros(shape, device=device))
     assert x.grad is grad
     assert x.grad.shape == torch.Size([2])
 
 
-def _saved_then_assigned(device, case):
+def _saved_then_assigned(device, case, run):
     """A graph that saved a tensor, then `.data =` on that tensor; returns (loss, assigned tensor, leaf, version)."""
     a = leaf(device, (0.0, 1.0) if case == "saved output" else (1.0, 2.0))
     if case == "saved input, leaf":
@@ -247,7 +295,7 @@ def _saved_then_assigned(device, case):
         t = (a * 1).exp()  # ExpBackward0 saves its result (an output)
         loss = t.sum()
     version = t._version
-    t.data = torch.tensor([10.0, 20.0], device=device)
+    run(assign_data, t, torch.tensor([10.0, 20.0], device=device))
     return loss, t, a, version
 
 
@@ -256,21 +304,25 @@ SAVED_CASES = ["saved input, leaf", "saved input, non-leaf", "saved output"]
 
 # > DATA-60: When a graph has saved `x` for backward and `x.data = t` then gives `x` new data of the same shape,
 # > `backward()` of that graph raises no error and `x._version` is what it was.
-@pytest.mark.clause("DATA-60")
+@pytest.mark.parametrize("bump", by_mode("DATA-60", "DATA-97", 0, 1))
 @pytest.mark.parametrize("case", SAVED_CASES)
-def test_assign_data_to_saved_tensor_does_not_raise(device, case):
-    loss, t, a, version = _saved_then_assigned(device, case)
-    assert t._version == version
-    loss.backward()  # no RuntimeError
-    assert a.grad is not None and a.grad.shape == torch.Size([2])
+def test_assign_data_to_saved_tensor_does_not_raise(device, case, bump, run):
+    loss, t, a, version = _saved_then_assigned(device, case, run)
+    assert t._version == version + bump
+    if bump:
+        with raises(RuntimeError, SAVED_MODIFIED):
+            loss.backward()
+    else:
+        loss.backward()  # no RuntimeError
+        assert a.grad is not None and a.grad.shape == torch.Size([2])
 
 
 # > DATA-61 (UNSPECIFIED): Which values that `backward()` computes with: the new data `t`, or the values the saved
 # > tensor had.
 @pytest.mark.clause("DATA-61")
 @pytest.mark.parametrize("case", SAVED_CASES)
-def test_assign_data_to_saved_tensor_values(device, case, observe):
-    loss, _, a, _ = _saved_then_assigned(device, case)
+def test_assign_data_to_saved_tensor_values(device, case, observe, run):
+    loss, _, a, _ = _saved_then_assigned(device, case, run)
     loss.backward()
     grad = [round(v, 4) for v in a.grad.tolist()]
     new = {"saved input, leaf": [20.0, 40.0], "saved input, non-leaf": [20.0, 40.0], "saved output": [10.0, 20.0]}

@@ -9,6 +9,15 @@ LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place op
 NOT_IMPLEMENTED = "derivative for set_ is not implemented"
 
 
+def set_(x, s):
+    return x.set_(s)
+
+
+def set_no_grad(x, s):
+    with torch.no_grad():
+        return x.set_(s)
+
+
 def source(device, requires_grad=False):
     return torch.tensor([[5.0, 6.0, 7.0], [8.0, 9.0, 10.0]], device=device, requires_grad=requires_grad)
 
@@ -19,21 +28,21 @@ def source(device, requires_grad=False):
 @pytest.mark.clause("SET-1")
 @pytest.mark.parametrize("kind", ["s", "s.t()", "s[1:]"])
 @pytest.mark.parametrize("x_shape", [(), (0,), (2,), (3, 4)], ids=str)
-def test_set_adopts_storage_and_geometry(device, kind, x_shape):
+def test_set_adopts_storage_and_geometry(device, kind, x_shape, run):
     x = torch.zeros(x_shape, device=device)
     base = source(device)
     s = {"s": base, "s.t()": base.t(), "s[1:]": base[1:]}[kind]
-    assert x.set_(s) is x
+    assert run(set_, x, s) is x
     assert same_storage(x, s)
     assert (x.shape, x.stride(), x.storage_offset()) == (s.shape, s.stride(), s.storage_offset())
 
 
 # > SET-2: From then on `x` and `s` read and write the same values: a write into either is seen in the other.
 @pytest.mark.clause("SET-2")
-def test_set_shares_values(device):
+def test_set_shares_values(device, run):
     x = torch.tensor([1.0, 2.0], device=device)
     s = torch.tensor([5.0, 6.0, 7.0], device=device)
-    x.set_(s)
+    run(set_, x, s)
     assert_values(x, [5.0, 6.0, 7.0], "x after set_")
     s[0] = 100.0
     x[2] = -1.0
@@ -46,7 +55,7 @@ def test_set_shares_values(device):
 # > tensor afterwards changes only the `_version` of that tensor.
 @pytest.mark.clause("SET-3")
 @pytest.mark.parametrize("s_updates", [0, 2, 5], ids=lambda n: f"s_updated_{n}_times")
-def test_set_version(device, s_updates):
+def test_set_version(device, s_updates, run):
     x = torch.tensor([1.0, 2.0], device=device)
     x.add_(1)
     x.add_(1)
@@ -54,7 +63,7 @@ def test_set_version(device, s_updates):
     for _ in range(s_updates):
         s.add_(1)
     xv, sv = x._version, s._version
-    x.set_(s)
+    run(set_, x, s)
     assert x._version > xv, f"x._version did not increase ({xv} -> {x._version})"
     assert s._version == sv
     xv = x._version
@@ -66,29 +75,33 @@ def test_set_version(device, s_updates):
     assert x._version == xv and s._version > sv
 
 
+def _set_part(y, s):
+    y.set_(s.untyped_storage(), 1, (2,), (1,))
+
+
 # > SET-4: `x.set_(s.untyped_storage())` makes `x` a one-dimensional tensor over the whole storage;
 # > `x.set_(storage, offset, size, stride)` selects a part of it; `x.set_()` makes `x` an empty tensor of shape
 # > `(0,)`. Each increases `x._version`.
 @pytest.mark.clause("SET-4")
-def test_set_storage_forms(device):
+def test_set_storage_forms(device, run):
     s = torch.tensor([5.0, 6.0, 7.0, 8.0], device=device)
     x = torch.tensor([1.0, 2.0], device=device)
-    x.set_(s.untyped_storage())
+    run(lambda x, s: x.set_(s.untyped_storage()), x, s)
     assert (x.shape, same_storage(x, s), x._version > 0) == (torch.Size([4]), True, True)
     y = torch.tensor([1.0, 2.0], device=device)
-    y.set_(s.untyped_storage(), 1, (2,), (1,))
+    run(_set_part, y, s)
     assert (y.shape, y.storage_offset(), same_storage(y, s), y._version > 0) == (torch.Size([2]), 1, True, True)
     z = torch.tensor([1.0, 2.0], device=device)
-    z.set_()
+    run(lambda z: z.set_(), z)
     assert (z.shape, z._version > 0) == (torch.Size([0]), True)
 
 
 # > SET-5: The part selected by `x.set_(storage, offset, size, stride)` holds the values of the storage there.
 @pytest.mark.clause("SET-5")
-def test_set_storage_offset_values(device):
+def test_set_storage_offset_values(device, run):
     s = torch.tensor([5.0, 6.0, 7.0, 8.0], device=device)
     y = torch.tensor([1.0, 2.0], device=device)
-    y.set_(s.untyped_storage(), 1, (2,), (1,))
+    run(_set_part, y, s)
     assert_values(y, [6.0, 7.0], "y")
 
 
@@ -96,20 +109,22 @@ def test_set_storage_offset_values(device):
 # > raise RuntimeError whose message is "a leaf Variable that requires grad is being used in an in-place
 # > operation.", whether or not `s` requires grad; `x` keeps its shape, storage, `_version`, and stays a leaf that
 # > requires grad.
+SET_FORMS = {
+    "set_(s)": set_,
+    "set_(storage)": lambda x, s: x.set_(s.untyped_storage()),
+    "set_()": lambda x, s: x.set_(),
+}
+
+
 @pytest.mark.clause("SET-6")
-@pytest.mark.parametrize("form", ["set_(s)", "set_(storage)", "set_()"])
+@pytest.mark.parametrize("form", list(SET_FORMS))
 @pytest.mark.parametrize("s_requires_grad", [False, True])
-def test_set_on_leaf_requiring_grad_raises(device, form, s_requires_grad):
+def test_set_on_leaf_requiring_grad_raises(device, form, s_requires_grad, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     s = source(device, s_requires_grad)
     storage = x.untyped_storage()
     with raises(RuntimeError, LEAF_ERROR) as info:
-        if form == "set_(s)":
-            x.set_(s)
-        elif form == "set_(storage)":
-            x.set_(s.untyped_storage())
-        else:
-            x.set_()
+        run(SET_FORMS[form], x, s)
     assert str(info.value) == LEAF_ERROR
     assert x.shape == torch.Size([2]) and x.untyped_storage()._cdata == storage._cdata
     assert (x._version, x.is_leaf, x.requires_grad, x.grad_fn) == (0, True, True, None)
@@ -118,11 +133,10 @@ def test_set_on_leaf_requiring_grad_raises(device, form, s_requires_grad):
 # > SET-7: Inside `torch.no_grad()` it is accepted: `x` stays a leaf that requires grad with no `grad_fn`, shares
 # > the storage of `s`, takes its shape, and `x._version` increases.
 @pytest.mark.clause("SET-7")
-def test_set_on_leaf_under_no_grad(device):
+def test_set_on_leaf_under_no_grad(device, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     s = source(device)
-    with torch.no_grad():
-        r = x.set_(s)
+    r = run(set_no_grad, x, s)
     assert r is x
     assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version > 0) == (True, True, None, True)
     assert same_storage(x, s) and x.shape == torch.Size([2, 3])
@@ -132,11 +146,10 @@ def test_set_on_leaf_under_no_grad(device):
 # > RuntimeError whose message contains "one of the variables needed for gradient computation has been
 # > modified by an inplace operation".
 @pytest.mark.clause("SET-8")
-def test_set_after_save_raises_at_backward(device):
+def test_set_after_save_raises_at_backward(device, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     y = (x * x).sum()
-    with torch.no_grad():
-        x.set_(torch.tensor([5.0, 6.0], device=device))
+    run(set_no_grad, x, torch.tensor([5.0, 6.0], device=device))
     with raises(RuntimeError, SAVED_MODIFIED):
         y.backward()
 
@@ -145,11 +158,10 @@ def test_set_after_save_raises_at_backward(device):
 # > `[5., 6., 7.]` under `torch.no_grad()`, the gradient of `(x * x).sum()` is `[10., 12., 14.]`; `s` receives no
 # > gradient.
 @pytest.mark.clause("SET-9")
-def test_graph_after_set_uses_new_values(device):
+def test_graph_after_set_uses_new_values(device, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     s = torch.tensor([5.0, 6.0, 7.0], device=device)
-    with torch.no_grad():
-        x.set_(s)
+    run(set_no_grad, x, s)
     (x * x).sum().backward()
     assert_values(x.grad, [10.0, 12.0, 14.0], "x.grad")
     assert s.grad is None
@@ -161,7 +173,7 @@ def test_graph_after_set_uses_new_values(device):
 # > message contains "derivative for set_ is not implemented".
 @pytest.mark.clause("SET-10")
 @pytest.mark.parametrize("kind", ["non-leaf", "source requires grad"])
-def test_set_is_not_differentiable(device, kind):
+def test_set_is_not_differentiable(device, kind, run):
     if kind == "non-leaf":
         a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
         x = a * 2
@@ -169,7 +181,7 @@ def test_set_is_not_differentiable(device, kind):
     else:
         x = torch.tensor([1.0, 2.0], device=device)
         s = torch.tensor([5.0, 6.0], device=device, requires_grad=True)
-    x.set_(s)
+    run(set_, x, s)
     assert (x.requires_grad, x.is_leaf, type(x.grad_fn).__name__) == (True, False, "NotImplemented")
     assert same_storage(x, s)
     with raises(RuntimeError, NOT_IMPLEMENTED):
@@ -181,11 +193,11 @@ def test_set_is_not_differentiable(device, kind):
 # > another device (a `meta` tensor into a `cpu` one, or the reverse) it raises RuntimeError whose message
 # > contains "the devices must match".
 @pytest.mark.clause("SET-11")
-def test_set_dtype_and_device_mismatch(device):
+def test_set_dtype_and_device_mismatch(device, run):
     x = torch.tensor([1.0, 2.0], device=device)
     with raises(RuntimeError, "Could not set tensor of type double to a tensor of type float"):
-        x.set_(torch.tensor([5.0, 6.0], device=device, dtype=torch.float64))
+        run(set_, x, torch.tensor([5.0, 6.0], device=device, dtype=torch.float64))
     other = "cpu" if device == "meta" else "meta"
     with raises(RuntimeError, "the devices must match"):
-        x.set_(torch.tensor([5.0, 6.0], device=other))
+        run(set_, x, torch.tensor([5.0, 6.0], device=other))
     assert x.shape == torch.Size([2]) and x._version == 0
