@@ -212,19 +212,40 @@ def test_sgd_step_skips_parameter_without_grad(device, options, run):
 # > PUPD-12: A loop of forward, `loss.backward()`, `opt.step()`, `opt.zero_grad()` with `torch.optim.SGD` gives
 # > the same parameter values as the manual update; for `loss = (w * w).sum()`, `w = [1., -2.]` and `lr=0.25`,
 # > two steps give `[0.25, -0.5]`.
-@pytest.mark.clause("PUPD-12")
-def test_sgd_loop_equals_manual_update(device, run):
+def sgd_and_manual_loops(device, run):
+    """Two steps of the SGD loop on `w` and of the manual loop on `v` (both [1., -2.], lr 0.25); returns
+    (w, v, whether `v.grad` was None after each manual step)."""
     w = nn.Parameter(torch.tensor([1.0, -2.0], device=device))
     opt = torch.optim.SGD([w], lr=0.25)
     v = torch.tensor([1.0, -2.0], device=device, requires_grad=True)
     sgd, manual = run.function(sgd_loop_step), run.function(manual_loop_step)
+    cleared = []
     for _ in range(2):
         (w * w).sum().backward()
         sgd(opt)
         (v * v).sum().backward()
         manual(v)
+        cleared.append(v.grad is None)
+    return w, v, cleared
+
+
+@pytest.mark.clause("PUPD-12")
+def test_sgd_loop_equals_manual_update(device, run):
+    w, v, cleared = sgd_and_manual_loops(device, run)
     assert_values(w, [0.25, -0.5], "w after two SGD steps")
     assert_values(v, [0.25, -0.5], "v after two manual steps")
+    assert cleared == [True, True], cleared
+
+
+# > PUPD-90: Compiled, the SGD loop gives `[0.25, -0.5]` as in PUPD-12, but in the compiled manual step the
+# > `p.grad = None` that follows `p -= lr * p.grad` is lost: `p.grad` keeps its gradient, the next `backward()`
+# > accumulates into it, and two steps give `[-0.25, 0.5]`.
+@pytest.mark.clause("PUPD-90")
+def test_compiled_manual_step_keeps_grad(device, run):
+    w, v, cleared = sgd_and_manual_loops(device, run)
+    assert_values(w, [0.25, -0.5], "w after two compiled SGD steps")
+    assert_values(v, [-0.25, 0.5], "v after two compiled manual steps (gradients accumulated: [2, -4] + [1, -2])")
+    assert cleared == [False, False], cleared
 
 
 # > PUPD-8: `p = p - lr * p.grad` updates nothing: the module attribute and the optimizer's `param_groups` still

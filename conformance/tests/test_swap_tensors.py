@@ -127,6 +127,39 @@ def test_swap_of_saved_leaf_raises(device, run):
     assert z.shape == torch.Size([3]) and w.requires_grad
 
 
+# > SWAP-90: Before 2.11, `torch.utils.swap_tensors(a, b)` as the step of a compiled function, `a` and `b` its inputs,
+# > raises RuntimeError "Cannot swap t1 because it has weakref associated with it" (Dynamo's weak references to the
+# > tensors it traced), also where eager raises for `t2` (SWAP-4) or a saved leaf (SWAP-5); nothing is swapped.
+@pytest.mark.clause("SWAP-90")
+@pytest.mark.parametrize("case", ["plain tensors", "weakref on t2", "leaf saved by a graph"])
+def test_compiled_swap_refused_for_weakref(device, case, run):
+    a = torch.tensor([1.0, 2.0], device=device, requires_grad=case == "leaf saved by a graph")
+    b = torch.zeros(3, device=device)
+    keep = weakref.ref(b) if case == "weakref on t2" else (a * a).sum()
+    with raises(RuntimeError, "Cannot swap t1 because it has weakref associated with it"):
+        run(swap, a, b)
+    assert (a.shape, b.shape) == (torch.Size([2]), torch.Size([3]))
+    del keep
+
+
+# The tests of SWAP-1 to SWAP-5, whose step is `swap_tensors(a, b)`, by clause.
+SWAP_TESTS = {
+    "SWAP-1": test_swap_exchanges_metadata_keeps_identity,
+    "SWAP-2": test_swap_exchanges_values,
+    "SWAP-3": test_swap_exchanges_autograd_state_and_class,
+    "SWAP-4 (t1)": lambda device, run: test_swap_with_weakref_raises(device, "t1", run),
+    "SWAP-4 (t2)": lambda device, run: test_swap_with_weakref_raises(device, "t2", run),
+    "SWAP-5": test_swap_of_saved_leaf_raises,
+}
+
+
+# > SWAP-91: Since 2.11, the same compiled step behaves as in eager: SWAP-1 to SWAP-5 hold.
+@pytest.mark.clause("SWAP-91")
+@pytest.mark.parametrize("clause", list(SWAP_TESTS))
+def test_compiled_swap_as_in_eager(device, clause, run):
+    SWAP_TESTS[clause](device, run)
+
+
 # > SWAP-6: Before 2.3, `torch.utils` has no `swap_tensors` and `torch.__future__` no
 # > `set_swap_module_params_on_conversion`.
 @pytest.mark.clause("SWAP-6")
