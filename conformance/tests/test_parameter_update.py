@@ -237,7 +237,13 @@ def test_sgd_loop_equals_manual_update(device, run):
     assert cleared == [True, True], cleared
 
 
-# > PUPD-90: Compiled, the SGD loop gives `[0.25, -0.5]` as in PUPD-12, but in the compiled manual step the
+# > PUPD-91: Before 2.8, PUPD-12 holds with each update step compiled, and `p.grad` is None after each manual step.
+@pytest.mark.clause("PUPD-91")
+def test_compiled_loops_equal_before_2_8(device, run):
+    test_sgd_loop_equals_manual_update(device, run)
+
+
+# > PUPD-90: Since 2.8, compiled, the SGD loop gives `[0.25, -0.5]` as in PUPD-12, but in the compiled manual step the
 # > `p.grad = None` that follows `p -= lr * p.grad` is lost: `p.grad` keeps its gradient, the next `backward()`
 # > accumulates into it, and two steps give `[-0.25, 0.5]`.
 @pytest.mark.clause("PUPD-90")
