@@ -25,10 +25,17 @@ def replacement(device):
     return torch.tensor([[3.0, 4.0]], device=device, requires_grad=True)
 
 
-def call(m, params, x, spelling):
-    if spelling == "args tuple":
-        return torch.func.functional_call(m, params, (x,))
+# The update steps of this page, each run as written or compiled (the `run` fixture).
+def functional_call(m, params, x):
+    return torch.func.functional_call(m, params, (x,))
+
+
+def functional_call_single(m, params, x):
     return torch.func.functional_call(m, params, x)
+
+
+def call(run, m, params, x, spelling):
+    return run(functional_call if spelling == "args tuple" else functional_call_single, m, params, x)
 
 
 # > FUNC-1: `torch.func.functional_call(module, {name: tensor}, args)` runs the module's forward with each named
@@ -37,22 +44,22 @@ def call(m, params, x, spelling):
 # > gives [[44.]].
 @pytest.mark.clause("FUNC-1")
 @pytest.mark.parametrize("spelling", ["args tuple", "single tensor"])
-def test_functional_call_uses_replacements(device, spelling):
+def test_functional_call_uses_replacements(device, spelling, run):
     m = linear(device)
-    out = call(m, {"weight": replacement(device)}, inputs(device), spelling)
+    out = call(run, m, {"weight": replacement(device)}, inputs(device), spelling)
     assert_values(out, [[43.5]], "output with weight [[3, 4]]")
     both = {"weight": replacement(device), "bias": torch.tensor([1.0], device=device, requires_grad=True)}
-    assert_values(call(m, both, inputs(device), spelling), [[44.0]], "output with weight and bias replaced")
+    assert_values(call(run, m, both, inputs(device), spelling), [[44.0]], "output with weight and bias replaced")
 
 
 # > FUNC-2: During the call the module's attribute is the replacement tensor itself.
 @pytest.mark.clause("FUNC-2")
-def test_module_attribute_is_replacement_during_call(device):
+def test_module_attribute_is_replacement_during_call(device, run):
     m = linear(device)
     w = replacement(device)
     seen = []
     m.register_forward_hook(lambda mod, args, out: seen.append(mod.weight is w))
-    torch.func.functional_call(m, {"weight": w}, (inputs(device),))
+    run(functional_call, m, {"weight": w}, inputs(device))
     assert seen == [True]
 
 
@@ -60,13 +67,12 @@ def test_module_attribute_is_replacement_during_call(device):
 # > require grad, with unchanged `_version`, and no `.grad`.
 @pytest.mark.clause("FUNC-3")
 @pytest.mark.parametrize("backward", [False, True])
-def test_module_parameters_untouched(device, backward):
+def test_module_parameters_untouched(device, backward, run):
     m = linear(device)
     weight, bias = m.weight, m.bias
     versions = (weight._version, bias._version)
-    out = torch.func.functional_call(
-        m, {"weight": replacement(device), "bias": torch.zeros(1, device=device)}, inputs(device)
-    )
+    replacements = {"weight": replacement(device), "bias": torch.zeros(1, device=device)}
+    out = run(functional_call_single, m, replacements, inputs(device))
     if backward:
         out.sum().backward()
     assert m.weight is weight and m.bias is bias
@@ -78,9 +84,9 @@ def test_module_parameters_untouched(device, backward):
 
 # > FUNC-4: ... and hold the same values.
 @pytest.mark.clause("FUNC-4")
-def test_module_parameter_values_untouched(device):
+def test_module_parameter_values_untouched(device, run):
     m = linear(device)
-    out = torch.func.functional_call(m, {"weight": replacement(device)}, (inputs(device),))
+    out = run(functional_call, m, {"weight": replacement(device)}, inputs(device))
     out.sum().backward()
     assert_values(m.weight, [[1.0, 2.0]], "m.weight")
     assert_values(m.bias, [0.5], "m.bias")
@@ -90,16 +96,16 @@ def test_module_parameter_values_untouched(device):
 # > input [[1, 10]]: [[1., 10.]] for the weight, [1.] for the bias), none to the parameters they replaced, and
 # > their usual gradient to the parameters not replaced.
 @pytest.mark.clause("FUNC-5")
-def test_gradients_flow_to_replacements(device):
+def test_gradients_flow_to_replacements(device, run):
     m = linear(device)
     w = replacement(device)
-    torch.func.functional_call(m, {"weight": w}, (inputs(device),)).sum().backward()
+    run(functional_call, m, {"weight": w}, inputs(device)).sum().backward()
     assert_values(w.grad, [[1.0, 10.0]], "replacement weight .grad")
     assert m.weight.grad is None
     assert_values(m.bias.grad, [1.0], "m.bias.grad (not replaced)")
     m2 = linear(device)
     b = torch.tensor([1.0], device=device, requires_grad=True)
-    torch.func.functional_call(m2, {"weight": replacement(device), "bias": b}, (inputs(device),)).sum().backward()
+    run(functional_call, m2, {"weight": replacement(device), "bias": b}, inputs(device)).sum().backward()
     assert_values(b.grad, [1.0], "replacement bias .grad")
     assert (m2.weight.grad, m2.bias.grad) == (None, None)
 
@@ -107,9 +113,9 @@ def test_gradients_flow_to_replacements(device):
 # > FUNC-6: A key that names no parameter or buffer of the module is not an error: the module's own parameters
 # > are used.
 @pytest.mark.clause("FUNC-6")
-def test_unknown_key_is_ignored(device):
+def test_unknown_key_is_ignored(device, run):
     m = linear(device)
-    out = torch.func.functional_call(m, {"wieght": replacement(device)}, (inputs(device),))
+    out = run(functional_call, m, {"wieght": replacement(device)}, inputs(device))
     assert_values(out, [[21.5]], "output with the module's own weight [[1, 2]]")
 
 
@@ -180,58 +186,80 @@ def test_gradient_reaches_original(device):
 # > `torch.no_grad()` the weight is [[2., 3.], [3., 5.]]; an optimizer step over `module.parameters()` updates
 # > `original`, and the weight stays symmetric.
 @pytest.mark.clause("FUNC-11")
-def test_updates_go_to_original(device):
+def test_updates_go_to_original(device, run):
     m = symmetric_linear(device)
     original = m.parametrizations.weight.original
     m(inputs(device)).sum().backward()
-    with torch.no_grad():
-        original.add_(1.0)
+    run(add_one_under_no_grad, original)
     assert_values(m.weight, [[2.0, 3.0], [3.0, 5.0]], "m.weight after original.add_(1)")
-    torch.optim.SGD(m.parameters(), lr=1.0).step()
+    run(sgd_step, torch.optim.SGD(m.parameters(), lr=1.0))
     assert_values(original, [[1.0, -8.0], [4.0, -5.0]], "original after SGD step")
     assert_values(m.weight, [[1.0, -8.0], [-8.0, -5.0]], "m.weight after SGD step")
 
 
-def _update_weight(m, spelling):
-    if spelling == "no_grad add_":
-        with torch.no_grad():
-            m.weight.add_(1.0)
-    elif spelling == "no_grad copy_":
-        with torch.no_grad():
-            m.weight.copy_(torch.zeros(2, 2, device=m.weight.device))
-    else:
+def add_one_under_no_grad(t):
+    with torch.no_grad():
+        t.add_(1.0)
+
+
+def sgd_step(opt):
+    opt.step()
+
+
+def _weight_add_under_no_grad(m):
+    with torch.no_grad():
         m.weight.add_(1.0)
+
+
+def _weight_copy_under_no_grad(m):
+    with torch.no_grad():
+        m.weight.copy_(torch.zeros(2, 2, device=m.weight.device))
+
+
+def _weight_add(m):
+    m.weight.add_(1.0)
+
+
+WEIGHT_UPDATES = {
+    "no_grad add_": _weight_add_under_no_grad,
+    "no_grad copy_": _weight_copy_under_no_grad,
+    "grad mode add_": _weight_add,
+}
 
 
 # > FUNC-12: An in-place update of `module.weight` itself (under `torch.no_grad()`, or with grad mode on) raises no
 # > error and leaves `original` and its `_version` unchanged.
 @pytest.mark.clause("FUNC-12")
-@pytest.mark.parametrize("spelling", ["no_grad add_", "no_grad copy_", "grad mode add_"])
-def test_inplace_on_parametrized_weight_is_lost(device, spelling):
+@pytest.mark.parametrize("spelling", list(WEIGHT_UPDATES))
+def test_inplace_on_parametrized_weight_is_lost(device, spelling, run):
     m = symmetric_linear(device)
     original = m.parametrizations.weight.original
     version = original._version
-    _update_weight(m, spelling)
+    run(WEIGHT_UPDATES[spelling], m)
     assert m.parametrizations.weight.original is original
     assert original._version == version
 
 
 # > FUNC-13: ... the update is lost: `original` and the next `module.weight` have the values they had before.
 @pytest.mark.clause("FUNC-13")
-@pytest.mark.parametrize("spelling", ["no_grad add_", "no_grad copy_", "grad mode add_"])
-def test_inplace_on_parametrized_weight_values_lost(device, spelling):
+@pytest.mark.parametrize("spelling", list(WEIGHT_UPDATES))
+def test_inplace_on_parametrized_weight_values_lost(device, spelling, run):
     m = symmetric_linear(device)
-    _update_weight(m, spelling)
+    run(WEIGHT_UPDATES[spelling], m)
     assert_values(m.parametrizations.weight.original, [[1.0, 2.0], [3.0, 4.0]], "original")
     assert_values(m.weight, [[1.0, 2.0], [2.0, 4.0]], "m.weight")
+
+
+def assign_weight(m, value):
+    m.weight = value
 
 
 # > FUNC-14: Assigning `module.weight = t` when the parametrization has no `right_inverse` raises RuntimeError whose
 # > message contains "does not implement right_inverse".
 @pytest.mark.clause("FUNC-14")
-def test_assign_parametrized_weight_without_right_inverse(device):
+def test_assign_parametrized_weight_without_right_inverse(device, run):
     m = symmetric_linear(device)
     version = m.parametrizations.weight.original._version
     with raises(RuntimeError, "does not implement right_inverse"):
-        m.weight = torch.zeros(2, 2, device=device)
+        run(assign_weight, m, torch.zeros(2, 2, device=device))
     assert m.parametrizations.weight.original._version == version

@@ -23,6 +23,28 @@ def sd(device, weight=((3.0, 4.0),), bias=(1.0,), **kw):
     return {"weight": torch.tensor(weight, device=device, **kw), "bias": torch.tensor(bias, device=device)}
 
 
+# The update steps of this page, each run as written or compiled (the `run` fixture).
+def load(m, state_dict, **kwargs):
+    return m.load_state_dict(state_dict, **kwargs)
+
+
+def add_one_under_no_grad(p):
+    with torch.no_grad():
+        p.add_(1)
+
+
+def sgd_step(opt):
+    opt.step()
+
+
+def mul_two(t):
+    t.mul_(2)
+
+
+def write_first_element(t):
+    t[0, 0] = 7.0
+
+
 # > LOADSD-1: For every module of LOADSD_MODULES, `module.load_state_dict(sd)` keeps every parameter object
 # > (`module.weight is` the one before, and the one an optimizer holds), a leaf `nn.Parameter` without `grad_fn`,
 # > with its `requires_grad` (True or False), not sharing storage with the source, also when the source requires grad.
@@ -30,7 +52,7 @@ def sd(device, weight=((3.0, 4.0),), bias=(1.0,), **kw):
 @pytest.mark.parametrize("requires_grad", [True, False])
 @pytest.mark.parametrize("source_requires_grad", [False, True])
 @pytest.mark.parametrize("make", LOADSD_MODULES.params())
-def test_load_keeps_parameter_identity(device, make, requires_grad, source_requires_grad):
+def test_load_keeps_parameter_identity(device, make, requires_grad, source_requires_grad, run):
     m = make(device)
     m.weight.requires_grad_(requires_grad)
     params = dict(m.named_parameters())
@@ -39,7 +61,7 @@ def test_load_keeps_parameter_identity(device, make, requires_grad, source_requi
         k: (v.detach().clone() + 1).requires_grad_(source_requires_grad) if v.is_floating_point() else v.clone()
         for k, v in m.state_dict().items()
     }
-    m.load_state_dict(src)
+    run(load, m, src)
     assert list(dict(m.named_parameters())) == list(params)
     for name, p in params.items():
         assert getattr(m, name) is p, name
@@ -53,11 +75,10 @@ def test_load_keeps_parameter_identity(device, make, requires_grad, source_requi
 # > LOADSD-2: The values of the state dict are copied into the parameters and buffers, converted to their dtype.
 @pytest.mark.clause("LOADSD-2")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64])
-def test_load_copies_values(device, dtype):
+def test_load_copies_values(device, dtype, run):
     m = linear(device)
-    m.load_state_dict(
-        {"weight": torch.tensor([[3, 4]], dtype=dtype, device=device), "bias": torch.tensor([1.0], device=device)}
-    )
+    src = {"weight": torch.tensor([[3, 4]], dtype=dtype, device=device), "bias": torch.tensor([1.0], device=device)}
+    run(load, m, src)
     assert (m.weight.dtype, m.bias.dtype) == (torch.float32, torch.float32)
     assert_values(m.weight, [[3.0, 4.0]], "weight")
     assert_values(m.bias, [1.0], "bias")
@@ -67,12 +88,12 @@ def test_load_copies_values(device, dtype):
 # > `_version` increased (an in-place copy; by how much is UNSPECIFIED, VERSION-40).
 @pytest.mark.clause("LOADSD-3")
 @pytest.mark.parametrize("make", LOADSD_MODULES.params())
-def test_load_bumps_version(device, make):
+def test_load_bumps_version(device, make, run):
     m = make(device)
     tensors = dict(m.named_parameters())
     tensors.update(m.named_buffers())
     before = {k: (t, t._version) for k, t in tensors.items()}
-    m.load_state_dict({k: v.clone() for k, v in m.state_dict().items()})
+    run(load, m, {k: v.clone() for k, v in m.state_dict().items()})
     now = dict(m.named_parameters())
     now.update(m.named_buffers())
     for k, (t, version) in before.items():
@@ -83,10 +104,10 @@ def test_load_bumps_version(device, make):
 # > LOADSD-4: When a graph saved a parameter for backward, `load_state_dict` makes that `backward()` raise
 # > RuntimeError "one of the variables needed for gradient computation has been modified by an inplace operation".
 @pytest.mark.clause("LOADSD-4")
-def test_load_into_saved_parameter_breaks_backward(device):
+def test_load_into_saved_parameter_breaks_backward(device, run):
     m = linear(device)
     out = m(torch.ones(1, 2, device=device, requires_grad=True)).sum()  # the input's gradient needs the weight
-    m.load_state_dict(sd(device))
+    run(load, m, sd(device))
     with raises(
         RuntimeError, "one of the variables needed for gradient computation has been modified by an inplace operation"
     ):
@@ -96,36 +117,34 @@ def test_load_into_saved_parameter_breaks_backward(device):
 # > LOADSD-5: It returns a named tuple with `missing_keys` and `unexpected_keys`, both `[]` when all keys match;
 # > with `strict=False` they list the keys (and nothing raises).
 @pytest.mark.clause("LOADSD-5")
-def test_load_return_value(device):
+def test_load_return_value(device, run):
     m = linear(device)
-    r = m.load_state_dict(sd(device))
+    r = run(load, m, sd(device))
     assert (r.missing_keys, r.unexpected_keys, tuple(r)) == ([], [], ([], []))
-    r = m.load_state_dict({"weight": torch.zeros(1, 2, device=device), "extra": torch.zeros(1)}, strict=False)
+    r = run(load, m, {"weight": torch.zeros(1, 2, device=device), "extra": torch.zeros(1)}, strict=False)
     assert (r.missing_keys, r.unexpected_keys) == (["bias"], ["extra"])
 
 
 # > LOADSD-6: With `strict=True` (the default) a missing key raises RuntimeError 'Missing key(s) in state_dict:
 # > "bias"' and an unexpected one 'Unexpected key(s) in state_dict: "extra"'.
 @pytest.mark.clause("LOADSD-6")
-def test_load_strict_keys(device):
+def test_load_strict_keys(device, run):
     m = linear(device)
     with raises(RuntimeError, 'Missing key(s) in state_dict: "bias"'):
-        m.load_state_dict({"weight": torch.zeros(1, 2, device=device)})
+        run(load, m, {"weight": torch.zeros(1, 2, device=device)})
     with raises(RuntimeError, 'Unexpected key(s) in state_dict: "extra"'):
-        m.load_state_dict({**sd(device), "extra": torch.zeros(1)})
+        run(load, m, {**sd(device), "extra": torch.zeros(1)})
 
 
 # > LOADSD-7: A tensor of another shape raises RuntimeError "size mismatch for weight", also with strict=False;
 # > the parameter keeps its object and shape.
 @pytest.mark.clause("LOADSD-7")
 @pytest.mark.parametrize("strict", [True, False])
-def test_load_size_mismatch(device, strict):
+def test_load_size_mismatch(device, strict, run):
     m = linear(device)
     w = m.weight
     with raises(RuntimeError, "size mismatch for weight"):
-        m.load_state_dict(
-            {"weight": torch.zeros(2, 2, device=device), "bias": torch.zeros(1, device=device)}, strict=strict
-        )
+        run(load, m, {"weight": torch.zeros(2, 2, device=device), "bias": torch.zeros(1, device=device)}, strict=strict)
     assert m.weight is w and w.shape == torch.Size([1, 2])
 
 
@@ -134,12 +153,12 @@ def test_load_size_mismatch(device, strict):
 # > an optimizer built before keeps the old.
 @pytest.mark.clause("LOADSD-8")
 @pytest.mark.parametrize("make", LOADSD_MODULES.params())
-def test_assign_replaces_parameter(device, make):
+def test_assign_replaces_parameter(device, make, run):
     m = make(device)
     old = dict(m.named_parameters())
     opt = torch.optim.SGD(m.parameters(), lr=0.1)
     src = {k: v.to(torch.float64) if v.is_floating_point() else v.clone() for k, v in m.state_dict().items()}
-    m.load_state_dict(src, assign=True)
+    run(load, m, src, assign=True)
     for name, w in old.items():
         new = getattr(m, name)
         assert new is not w and new is not src[name], name
@@ -151,12 +170,10 @@ def test_assign_replaces_parameter(device, make):
 
 # > LOADSD-9: With `assign=True` a tensor of another shape still raises RuntimeError "size mismatch for weight".
 @pytest.mark.clause("LOADSD-9")
-def test_assign_size_mismatch(device):
+def test_assign_size_mismatch(device, run):
     m = linear(device)
     with raises(RuntimeError, "size mismatch for weight"):
-        m.load_state_dict(
-            {"weight": torch.zeros(2, 2, device=device), "bias": torch.zeros(1, device=device)}, assign=True
-        )
+        run(load, m, {"weight": torch.zeros(2, 2, device=device), "bias": torch.zeros(1, device=device)}, assign=True)
 
 
 # > LOADSD-10: With `assign=True` the loaded parameter takes the `requires_grad` of the module's parameter it
@@ -165,7 +182,7 @@ def test_assign_size_mismatch(device):
 @pytest.mark.clause("LOADSD-10")
 @pytest.mark.parametrize("module_rg", [True, False])
 @pytest.mark.parametrize("source", ["tensor", "tensor requiring grad", "Parameter", "Parameter without grad"])
-def test_assign_requires_grad_follows_module(device, module_rg, source):
+def test_assign_requires_grad_follows_module(device, module_rg, source, run):
     m = linear(device)
     m.weight.requires_grad_(module_rg)
     t = torch.tensor([[3.0, 4.0]], device=device)
@@ -175,7 +192,7 @@ def test_assign_requires_grad_follows_module(device, module_rg, source):
         "Parameter": lambda: nn.Parameter(t),
         "Parameter without grad": lambda: nn.Parameter(t, requires_grad=False),
     }[source]()
-    m.load_state_dict({"weight": src, "bias": torch.zeros(1, device=device)}, assign=True)
+    run(load, m, {"weight": src, "bias": torch.zeros(1, device=device)}, assign=True)
     assert (type(m.weight), m.weight.requires_grad) == (nn.Parameter, module_rg)
     if isinstance(src, nn.Parameter):
         assert m.weight is src
@@ -214,20 +231,19 @@ def test_state_dict_holds_detached_aliases(device, make):
 # > in-place update of the state-dict tensor increases the parameter's; both read the same value after either update.
 @pytest.mark.clause("LOADSD-61")
 @pytest.mark.parametrize("update", ["p.add_(1)", "SGD.step()", "sd['weight'].mul_(2)"])
-def test_state_dict_shares_version_counter(device, update):
+def test_state_dict_shares_version_counter(device, update, run):
     m = linear(device)
     sd = m.state_dict()
     w, version = sd["weight"], m.weight._version
     assert w._version == version
     if update == "p.add_(1)":
-        with torch.no_grad():
-            m.weight.add_(1)
+        run(add_one_under_no_grad, m.weight)
     elif update == "SGD.step()":
         opt = torch.optim.SGD(m.parameters(), lr=0.5)
         m(torch.ones(1, 2, device=device)).sum().backward()
-        opt.step()
+        run(sgd_step, opt)
     else:
-        w.mul_(2)
+        run(mul_two, w)
     assert w._version > version, f"state-dict tensor: _version did not increase ({version} -> {w._version})"
     assert m.weight._version == w._version, (m.weight._version, w._version)
 
@@ -236,7 +252,7 @@ def test_state_dict_shares_version_counter(device, update):
 # > equals the new `module.weight`, and a value written into `sd["weight"]` is the value of `module.weight`. A copy
 # > made at the time (`copy.deepcopy(module.state_dict())`, `{k: v.clone() ...}`) keeps the values of that time.
 @pytest.mark.clause("LOADSD-62")
-def test_state_dict_follows_updates(device):
+def test_state_dict_follows_updates(device, run):
     import copy
 
     m = linear(device)  # weight [[1, 2]], bias [0]
@@ -245,12 +261,12 @@ def test_state_dict_follows_updates(device):
     cloned = {k: v.clone() for k, v in m.state_dict().items()}
     opt = torch.optim.SGD(m.parameters(), lr=0.5)
     m(torch.tensor([[1.0, 10.0]], device=device)).sum().backward()  # weight.grad [[1, 10]], bias.grad [1]
-    opt.step()
+    run(sgd_step, opt)
     assert_values(sd["weight"], [[0.5, -3.0]], "state dict taken before the step")
     assert_values(sd["bias"], [-0.5], "state dict bias taken before the step")
     for copied in (deep, cloned):
         assert_values(copied["weight"], [[1.0, 2.0]], "copy made before the step")
-    sd["weight"][0, 0] = 7.0
+    run(write_first_element, sd["weight"])
     assert_values(m.weight, [[7.0, -3.0]], "module.weight after writing into sd['weight']")
 
 
@@ -267,17 +283,17 @@ def test_state_dict_keep_vars_returns_the_objects(device, make):
     assert type(sd["weight"]) is nn.Parameter and sd["weight"].requires_grad
 
 
-def _load_into_meta(device, **kwargs):
+def _load_into_meta(device, run=None, **kwargs):
     m = nn.Linear(2, 1, device="meta")
     params = dict(m.named_parameters())
     src = sd(device)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = m.load_state_dict(src, **kwargs)
+        result = run(load, m, src, **kwargs) if run else m.load_state_dict(src, **kwargs)
     return m, params, src, result, [w for w in caught if issubclass(w.category, UserWarning)]
 
 
-def _load_module_into_meta(make, device, **kwargs):
+def _load_module_into_meta(make, device, run, **kwargs):
     """A module of LOADSD_MODULES built on meta, loaded from a state dict on `device` (values 1, 2, ... per tensor)."""
     m = make("meta")
     params = dict(m.named_parameters())
@@ -287,7 +303,7 @@ def _load_module_into_meta(make, device, **kwargs):
     }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = m.load_state_dict(src, **kwargs)
+        result = run(load, m, src, **kwargs)
     return m, params, src, result
 
 
@@ -296,8 +312,8 @@ def _load_module_into_meta(make, device, **kwargs):
 # > or unexpected keys, and loads nothing: each parameter is the object it was and is still on `meta`.
 @pytest.mark.clause("LOADSD-64")
 @pytest.mark.parametrize("make", LOADSD_MODULES.params())
-def test_load_into_meta_module_is_a_no_op(device, make):
-    m, params, _, result = _load_module_into_meta(make, device)
+def test_load_into_meta_module_is_a_no_op(device, make, run):
+    m, params, _, result = _load_module_into_meta(make, device, run)
     assert (result.missing_keys, result.unexpected_keys) == ([], [])
     assert sorted(dict(m.named_parameters())) == sorted(params)
     for name, p in m.named_parameters():
@@ -313,8 +329,8 @@ META_NO_OP = (
 # > in the checkpoint to a meta parameter in the current model, which is a no-op" (for `weight`), suggesting
 # > assign=True.
 @pytest.mark.clause("LOADSD-65")
-def test_load_into_meta_module_warns(device):
-    *_, caught = _load_into_meta(device)
+def test_load_into_meta_module_warns(device, run):
+    *_, caught = _load_into_meta(device, run)
     messages = sorted(str(w.message) for w in caught)
     assert len(messages) == 2, messages
     assert messages[0].startswith(f"for bias: {META_NO_OP}") and messages[1].startswith(f"for weight: {META_NO_OP}")
@@ -333,8 +349,8 @@ def test_load_into_meta_module_silent_before_2_1(device):
 # > state dict's tensor, holds its values and requires grad; the module no longer has a parameter on `meta`.
 @pytest.mark.clause("LOADSD-67")
 @pytest.mark.parametrize("make", LOADSD_MODULES.params())
-def test_assign_into_meta_module_materialises(device, make):
-    m, params, src, _ = _load_module_into_meta(make, device, assign=True)
+def test_assign_into_meta_module_materialises(device, make, run):
+    m, params, src, _ = _load_module_into_meta(make, device, run, assign=True)
     assert sorted(dict(m.named_parameters())) == sorted(params)
     for name, p in m.named_parameters():
         assert p is not params[name] and type(p) is nn.Parameter, name
@@ -349,13 +365,12 @@ def test_assign_into_meta_module_materialises(device, make):
 
 @pytest.mark.clause("LOADSD-1", "LOADSD-2")
 @pytest.mark.only_devices("cpu")  # the seed snippet as written: values, on the default device
-def test_seed_ko_copy_updates_metadata(device):
+def test_seed_ko_copy_updates_metadata(device, run):
     # Korean seed: "copy_() 메서드는 새 값으로 Variable을 복사하며 메타데이터를 자동으로 업데이트합니다".
     # load_state_dict is copy_ under no_grad: values change, metadata (dtype, requires_grad, identity) does not.
     m = linear(device)
     w = m.weight
-    m.load_state_dict(
-        {"weight": torch.tensor([[5, 6]], device=device), "bias": torch.zeros(1, dtype=torch.float64, device=device)}
-    )
+    src = {"weight": torch.tensor([[5, 6]], device=device), "bias": torch.zeros(1, dtype=torch.float64, device=device)}
+    run(load, m, src)
     assert m.weight is w and (w.dtype, w.requires_grad) == (torch.float32, True)
     assert_values(w, [[5.0, 6.0]], "weight")

@@ -39,11 +39,49 @@ def name(spelling):
     return next(mid for mid, fn in PARAM_UPDATE_SPELLINGS.members if fn is spelling)
 
 
-def update(p, spelling, mode, lr=LR):
-    """Run the member `spelling` of PARAM_UPDATE_SPELLINGS on `p` under grad mode `mode`; returns `p`."""
-    with MODES[mode]():
-        spelling(p, lr)
-    return p
+def update_step(spelling, mode):
+    """The update step `with <mode>: <spelling>` for a member of PARAM_UPDATE_SPELLINGS; returns `p`."""
+
+    def step(p, lr):
+        with MODES[mode]():
+            spelling(p, lr)
+        return p
+
+    return step
+
+
+def update(run, p, spelling, mode, lr=LR):
+    """Run the member `spelling` of PARAM_UPDATE_SPELLINGS on `p` under grad mode `mode` (in the test's mode)."""
+    return run(update_step(spelling, mode), p, lr)
+
+
+# The other update steps of this page, each run as written or compiled (the `run` fixture).
+def sgd_step(opt):
+    opt.step()
+
+
+def sgd_loop_step(opt):
+    opt.step()
+    opt.zero_grad()
+
+
+def manual_loop_step(v):
+    with torch.no_grad():
+        v -= 0.25 * v.grad
+    v.grad = None
+
+
+def rebinding_step(grad_mode):
+    def step(p):
+        with torch.set_grad_enabled(grad_mode):
+            p = p - LR * p.grad
+        return p
+
+    return step
+
+
+def assign_weight(m, value):
+    m.weight = value
 
 
 def flat(t):
@@ -57,10 +95,10 @@ def flat(t):
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("target", ["nn.Linear.weight", "leaf"])
 @pytest.mark.parametrize("spelling", SPELLINGS)
-def test_in_place_update_keeps_parameter(device, spelling, target, mode):
+def test_in_place_update_keeps_parameter(device, spelling, target, mode, run):
     holder, p = parameter(device, target)
     ident, kind, version = id(p), type(p), p._version
-    q = update(p, spelling, mode)
+    q = update(run, p, spelling, mode)
     assert q is p and id(p) == ident
     if holder is not None:
         assert holder.weight is p
@@ -73,9 +111,9 @@ def test_in_place_update_keeps_parameter(device, spelling, target, mode):
 @pytest.mark.clause("PUPD-2")
 @pytest.mark.parametrize("target", ["nn.Linear.weight", "leaf"])
 @pytest.mark.parametrize("spelling", SPELLINGS)
-def test_in_place_update_values(device, spelling, target):
+def test_in_place_update_values(device, spelling, target, run):
     _, p = parameter(device, target)
-    update(p, spelling, "no_grad")
+    update(run, p, spelling, "no_grad")
     assert_values(flat(p), [0.5, 1.0], f"p after {name(spelling)} (lr={LR})")
 
 
@@ -83,10 +121,10 @@ def test_in_place_update_values(device, spelling, target):
 @pytest.mark.clause("PUPD-3")
 @pytest.mark.parametrize("target", ["nn.Linear.weight", "leaf"])
 @pytest.mark.parametrize("spelling", SPELLINGS)
-def test_in_place_update_keeps_grad_object(device, spelling, target):
+def test_in_place_update_keeps_grad_object(device, spelling, target, run):
     _, p = parameter(device, target)
     g, gv = p.grad, p.grad._version
-    update(p, spelling, "no_grad")
+    update(run, p, spelling, "no_grad")
     assert p.grad is g
     assert g._version == gv
 
@@ -94,9 +132,9 @@ def test_in_place_update_keeps_grad_object(device, spelling, target):
 # > PUPD-4: The values of `p.grad` after the updates of PUPD-1 are those it had before.
 @pytest.mark.clause("PUPD-4")
 @pytest.mark.parametrize("spelling", SPELLINGS)
-def test_in_place_update_keeps_grad_values(device, spelling):
+def test_in_place_update_keeps_grad_values(device, spelling, run):
     _, p = parameter(device, "nn.Linear.weight")
-    update(p, spelling, "no_grad")
+    update(run, p, spelling, "no_grad")
     assert_values(flat(p.grad), [2.0, 4.0], f"p.grad after {name(spelling)}")
 
 
@@ -116,14 +154,15 @@ SGD_OPTIONS = {
 @pytest.mark.clause("PUPD-5")
 @pytest.mark.parametrize("options", list(SGD_OPTIONS))
 @pytest.mark.parametrize("make", MODULES.params())
-def test_sgd_step_updates_in_place(device, make, options):
+def test_sgd_step_updates_in_place(device, make, options, run):
     m = make(device)
     sum((p * p).sum() for p in m.parameters()).backward()
     params = dict(m.named_parameters())
     before = {name: (id(p), p._version, p.grad, p.grad._version) for name, p in params.items()}
     opt = torch.optim.SGD(m.parameters(), lr=0.5, **SGD_OPTIONS[options])
+    step = run.function(sgd_step)
     for _ in range(2):
-        opt.step()
+        step(opt)
         assert torch.is_grad_enabled()
     for name, (ident, version, g, gv) in before.items():
         p = m.get_parameter(name)
@@ -143,12 +182,13 @@ def test_sgd_step_updates_in_place(device, make, options):
         ({"lr": 0.5, "momentum": 0.5}, 2, [-1.5, -3.0]),
     ],
 )
-def test_sgd_step_values(device, options, steps, expected):
+def test_sgd_step_values(device, options, steps, expected, run):
     w = nn.Parameter(torch.tensor([1.0, 2.0], device=device))
     (w * w).sum().backward()
     opt = torch.optim.SGD([w], **options)
+    step = run.function(sgd_step)
     for _ in range(steps):
-        opt.step()
+        step(opt)
         assert_values(w.grad, [2.0, 4.0], f"w.grad after step with {options}")
     assert_values(w, expected, f"w after {steps} step(s) with {options}")
 
@@ -157,13 +197,13 @@ def test_sgd_step_values(device, options, steps, expected):
 # > stays `None`.
 @pytest.mark.clause("PUPD-7")
 @pytest.mark.parametrize("options", list(SGD_OPTIONS))
-def test_sgd_step_skips_parameter_without_grad(device, options):
+def test_sgd_step_skips_parameter_without_grad(device, options, run):
     used = nn.Parameter(torch.tensor([1.0, 2.0], device=device))
     unused = nn.Parameter(torch.tensor([1.0, 2.0], device=device))
     (used * used).sum().backward()
     version = unused._version
     opt = torch.optim.SGD([used, unused], lr=0.5, **SGD_OPTIONS[options])
-    opt.step()
+    run(sgd_step, opt)
     assert unused.grad is None
     assert unused._version == version
     assert used._version > 0
@@ -172,21 +212,46 @@ def test_sgd_step_skips_parameter_without_grad(device, options):
 # > PUPD-12: A loop of forward, `loss.backward()`, `opt.step()`, `opt.zero_grad()` with `torch.optim.SGD` gives
 # > the same parameter values as the manual update; for `loss = (w * w).sum()`, `w = [1., -2.]` and `lr=0.25`,
 # > two steps give `[0.25, -0.5]`.
-@pytest.mark.clause("PUPD-12")
-def test_sgd_loop_equals_manual_update(device):
+def sgd_and_manual_loops(device, run):
+    """Two steps of the SGD loop on `w` and of the manual loop on `v` (both [1., -2.], lr 0.25); returns
+    (w, v, whether `v.grad` was None after each manual step)."""
     w = nn.Parameter(torch.tensor([1.0, -2.0], device=device))
     opt = torch.optim.SGD([w], lr=0.25)
     v = torch.tensor([1.0, -2.0], device=device, requires_grad=True)
+    sgd, manual = run.function(sgd_loop_step), run.function(manual_loop_step)
+    cleared = []
     for _ in range(2):
         (w * w).sum().backward()
-        opt.step()
-        opt.zero_grad()
+        sgd(opt)
         (v * v).sum().backward()
-        with torch.no_grad():
-            v -= 0.25 * v.grad
-        v.grad = None
+        manual(v)
+        cleared.append(v.grad is None)
+    return w, v, cleared
+
+
+@pytest.mark.clause("PUPD-12")
+def test_sgd_loop_equals_manual_update(device, run):
+    w, v, cleared = sgd_and_manual_loops(device, run)
     assert_values(w, [0.25, -0.5], "w after two SGD steps")
     assert_values(v, [0.25, -0.5], "v after two manual steps")
+    assert cleared == [True, True], cleared
+
+
+# > PUPD-91: Before 2.8, PUPD-12 holds with each update step compiled, and `p.grad` is None after each manual step.
+@pytest.mark.clause("PUPD-91")
+def test_compiled_loops_equal_before_2_8(device, run):
+    test_sgd_loop_equals_manual_update(device, run)
+
+
+# > PUPD-90: Since 2.8, compiled, the SGD loop gives `[0.25, -0.5]` as in PUPD-12, but in the compiled manual step the
+# > `p.grad = None` that follows `p -= lr * p.grad` is lost: `p.grad` keeps its gradient, the next `backward()`
+# > accumulates into it, and two steps give `[-0.25, 0.5]`.
+@pytest.mark.clause("PUPD-90")
+def test_compiled_manual_step_keeps_grad(device, run):
+    w, v, cleared = sgd_and_manual_loops(device, run)
+    assert_values(w, [0.25, -0.5], "w after two compiled SGD steps")
+    assert_values(v, [-0.25, 0.5], "v after two compiled manual steps (gradients accumulated: [2, -4] + [1, -2])")
+    assert cleared == [False, False], cleared
 
 
 # > PUPD-8: `p = p - lr * p.grad` updates nothing: the module attribute and the optimizer's `param_groups` still
@@ -195,13 +260,12 @@ def test_sgd_loop_equals_manual_update(device):
 # > `torch.no_grad()` a leaf that does not require grad.
 @pytest.mark.clause("PUPD-8")
 @pytest.mark.parametrize("grad_mode", [True, False])
-def test_rebinding_step_updates_nothing(device, grad_mode):
+def test_rebinding_step_updates_nothing(device, grad_mode, run):
     lin = linear(device)
     opt = torch.optim.SGD(lin.parameters(), lr=LR)
     old = p = lin.weight
     version = old._version
-    with torch.set_grad_enabled(grad_mode):
-        p = p - LR * p.grad
+    p = run(rebinding_step(grad_mode), p)
     assert lin.weight is old and opt.param_groups[0]["params"][0] is old
     assert old._version == version
     assert type(p) is torch.Tensor
@@ -218,7 +282,7 @@ def test_rebinding_step_updates_nothing(device, grad_mode):
 # > the old parameter.
 @pytest.mark.clause("PUPD-9")
 @pytest.mark.parametrize("value", ["p - lr * p.grad", "same under no_grad", "p.detach().clone()", "float64 tensor"])
-def test_assigning_tensor_to_parameter_attribute_raises(device, value):
+def test_assigning_tensor_to_parameter_attribute_raises(device, value, run):
     lin = linear(device)
     p = lin.weight
     if value == "p - lr * p.grad":
@@ -236,18 +300,18 @@ def test_assigning_tensor_to_parameter_attribute_raises(device, value):
         assert name == ("torch.meta." if device == "meta" else "torch.") + kind
     expected = f"cannot assign '{name}' as parameter 'weight' (torch.nn.Parameter or None expected)"
     with raises(TypeError, expected):
-        lin.weight = new
+        run(assign_weight, lin, new)
     assert lin.weight is p
 
 
 # > PUPD-10: Assigning a new `nn.Parameter` to the attribute is accepted, but an optimizer built before still holds
 # > the old parameter: after `backward()` through the module, `step()` leaves the new parameter unchanged.
 @pytest.mark.clause("PUPD-10")
-def test_new_parameter_is_not_in_old_optimizer(device):
+def test_new_parameter_is_not_in_old_optimizer(device, run):
     lin = linear(device)
     old = lin.weight
     opt = torch.optim.SGD(lin.parameters(), lr=LR)
-    lin.weight = nn.Parameter(torch.tensor([[3.0, 4.0]], device=device))
+    run(assign_weight, lin, nn.Parameter(torch.tensor([[3.0, 4.0]], device=device)))
     assert lin.weight is not old
     assert opt.param_groups[0]["params"][0] is old
     opt.zero_grad()
@@ -263,26 +327,26 @@ def test_new_parameter_is_not_in_old_optimizer(device):
 # > "one of the variables needed for gradient computation has been modified by an inplace operation".
 @pytest.mark.clause("PUPD-11")
 @pytest.mark.parametrize("how", [*SPELLINGS, pytest.param("opt.step()", id="opt.step()")])
-def test_update_before_backward_of_saving_graph_raises(device, how):
+def test_update_before_backward_of_saving_graph_raises(device, how, run):
     w = nn.Parameter(torch.tensor([1.0, 2.0], device=device))
     opt = torch.optim.SGD([w], lr=LR)
     loss = (w * w).sum()
     loss.backward(retain_graph=True)
     if how == "opt.step()":
-        opt.step()
+        run(sgd_step, opt)
     else:
-        update(w, how, "no_grad")
+        update(run, w, how, "no_grad")
     with raises(RuntimeError, SAVED_MODIFIED):
         loss.backward()
 
 
 @pytest.mark.clause("PUPD-11")
-def test_step_between_backwards_of_two_layer_model_raises(device):
+def test_step_between_backwards_of_two_layer_model_raises(device, run):
     lin1, lin2 = nn.Linear(2, 2, device=device), nn.Linear(2, 1, device=device)
     opt = torch.optim.SGD([*lin1.parameters(), *lin2.parameters()], lr=0.1)
     loss = lin2(lin1(torch.ones(1, 2, device=device))).sum()  # lin2 saves its weight for lin1's gradient
     loss.backward(retain_graph=True)
-    opt.step()
+    run(sgd_step, opt)
     with raises(RuntimeError, SAVED_MODIFIED):
         loss.backward()
 
@@ -291,12 +355,12 @@ def test_step_between_backwards_of_two_layer_model_raises(device):
 
 
 @pytest.mark.clause("PUPD-8")
-def test_seed_en_reassignment_as_update_step(device):
+def test_seed_en_reassignment_as_update_step(device, run):
     # English seed, "Avoiding variable reassignment": x = something_new. As an update step of a module parameter:
     lin = linear(device)
     version = lin.weight._version
     x = lin.weight
-    x = x - 0.1 * x.grad  # "creates a new variable"
+    x = run(rebinding_step(True), x)  # x = x - lr * x.grad: "creates a new variable"
     assert x is not lin.weight and type(x) is torch.Tensor
     assert x.grad_fn is not None  # connected to the old parameter, not "broken"
     assert lin.weight._version == version  # the parameter the module holds is not updated

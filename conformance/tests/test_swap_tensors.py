@@ -36,14 +36,37 @@ def overwrite_flag(value):
 OTHER = {"cpu": "meta", "cuda": "meta", "mps": "meta"}
 
 
+# The update steps of this page, each run as written or compiled (the `run` fixture).
+def swap(a, b):
+    torch.utils.swap_tensors(a, b)
+
+
+def to_double(m):
+    m.double()
+
+
+def to_float64(m):
+    m.to(torch.float64)
+
+
+def to_device(device):
+    def step(m):
+        m.to(device)
+
+    return step
+
+
+CONVERSIONS = {"double()": to_double, "to(torch.float64)": to_float64}
+
+
 # > SWAP-1: After `torch.utils.swap_tensors(a, b)` both Python objects keep their identity (`id`), and `a` has the
 # > shape, dtype and storage `b` had, and `b` those `a` had.
 @pytest.mark.clause("SWAP-1")
-def test_swap_exchanges_metadata_keeps_identity(device):
+def test_swap_exchanges_metadata_keeps_identity(device, run):
     a = torch.tensor([1.0, 2.0], device=device)
     b = torch.tensor([3.0, 4.0, 5.0], device=device, dtype=torch.float64)
     ia, ib, sa, sb = id(a), id(b), a.untyped_storage()._cdata, b.untyped_storage()._cdata
-    torch.utils.swap_tensors(a, b)
+    run(swap, a, b)
     assert (id(a), id(b)) == (ia, ib)
     assert (a.shape, a.dtype, b.shape, b.dtype) == (torch.Size([3]), torch.float64, torch.Size([2]), torch.float32)
     assert (a.untyped_storage()._cdata, b.untyped_storage()._cdata) == (sb, sa)
@@ -51,10 +74,10 @@ def test_swap_exchanges_metadata_keeps_identity(device):
 
 # > SWAP-2: The values are exchanged.
 @pytest.mark.clause("SWAP-2")
-def test_swap_exchanges_values(device):
+def test_swap_exchanges_values(device, run):
     a = torch.tensor([1.0, 2.0], device=device)
     b = torch.tensor([3.0, 4.0, 5.0], device=device)
-    torch.utils.swap_tensors(a, b)
+    run(swap, a, b)
     assert_values(a, [3.0, 4.0, 5.0], "a")
     assert_values(b, [1.0, 2.0], "b")
 
@@ -62,13 +85,13 @@ def test_swap_exchanges_values(device):
 # > SWAP-3: The autograd state, the Python class and the `__dict__` are exchanged too: `requires_grad`, `.grad`;
 # > an `nn.Parameter` swapped with a plain tensor becomes a plain tensor and the tensor a Parameter.
 @pytest.mark.clause("SWAP-3")
-def test_swap_exchanges_autograd_state_and_class(device):
+def test_swap_exchanges_autograd_state_and_class(device, run):
     p = nn.Parameter(torch.tensor([1.0, 2.0], device=device))
     (p * 2).sum().backward()
     grad = p.grad
     t = torch.tensor([5.0], device=device)
     t.note = "t"
-    torch.utils.swap_tensors(p, t)
+    run(swap, p, t)
     assert (type(p), type(t)) == (torch.Tensor, nn.Parameter)
     assert (p.requires_grad, t.requires_grad) == (False, True)
     assert p.grad is None and t.grad is grad
@@ -79,12 +102,12 @@ def test_swap_exchanges_autograd_state_and_class(device):
 # > weakref associated with it" (or "t2"), and nothing is swapped.
 @pytest.mark.clause("SWAP-4")
 @pytest.mark.parametrize("which", ["t1", "t2"])
-def test_swap_with_weakref_raises(device, which):
+def test_swap_with_weakref_raises(device, which, run):
     a = torch.zeros(1, device=device)
     b = torch.zeros(2, device=device)
     ref = weakref.ref(a if which == "t1" else b)
     with raises(RuntimeError, f"Cannot swap {which} because it has weakref associated with it"):
-        torch.utils.swap_tensors(a, b)
+        run(swap, a, b)
     assert (a.shape, b.shape) == (torch.Size([1]), torch.Size([2]))
     del ref
 
@@ -92,16 +115,49 @@ def test_swap_with_weakref_raises(device, which):
 # > SWAP-5: A leaf that requires grad and that a graph has saved for backward cannot be swapped: RuntimeError
 # > "Expected use_count of t1 to be 1 or 2"; a leaf used in a graph that did not save it can be.
 @pytest.mark.clause("SWAP-5")
-def test_swap_of_saved_leaf_raises(device):
+def test_swap_of_saved_leaf_raises(device, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     y = (x * x).sum()  # saves x
     with raises(RuntimeError, "Expected use_count of t1 to be 1 or 2"):
-        torch.utils.swap_tensors(x, torch.zeros(2, device=device))
+        run(swap, x, torch.zeros(2, device=device))
     assert x.shape == torch.Size([2]) and y.requires_grad
     z = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     w = (z * 2).sum()  # saves no tensor of z
-    torch.utils.swap_tensors(z, torch.zeros(3, device=device))
+    run(swap, z, torch.zeros(3, device=device))
     assert z.shape == torch.Size([3]) and w.requires_grad
+
+
+# > SWAP-90: Before 2.11, `torch.utils.swap_tensors(a, b)` as the step of a compiled function, `a` and `b` its inputs,
+# > raises RuntimeError "Cannot swap t1 because it has weakref associated with it" (Dynamo's weak references to the
+# > tensors it traced), also where eager raises for `t2` (SWAP-4) or a saved leaf (SWAP-5); nothing is swapped.
+@pytest.mark.clause("SWAP-90")
+@pytest.mark.parametrize("case", ["plain tensors", "weakref on t2", "leaf saved by a graph"])
+def test_compiled_swap_refused_for_weakref(device, case, run):
+    a = torch.tensor([1.0, 2.0], device=device, requires_grad=case == "leaf saved by a graph")
+    b = torch.zeros(3, device=device)
+    keep = weakref.ref(b) if case == "weakref on t2" else (a * a).sum()
+    with raises(RuntimeError, "Cannot swap t1 because it has weakref associated with it"):
+        run(swap, a, b)
+    assert (a.shape, b.shape) == (torch.Size([2]), torch.Size([3]))
+    del keep
+
+
+# The tests of SWAP-1 to SWAP-5, whose step is `swap_tensors(a, b)`, by clause.
+SWAP_TESTS = {
+    "SWAP-1": test_swap_exchanges_metadata_keeps_identity,
+    "SWAP-2": test_swap_exchanges_values,
+    "SWAP-3": test_swap_exchanges_autograd_state_and_class,
+    "SWAP-4 (t1)": lambda device, run: test_swap_with_weakref_raises(device, "t1", run),
+    "SWAP-4 (t2)": lambda device, run: test_swap_with_weakref_raises(device, "t2", run),
+    "SWAP-5": test_swap_of_saved_leaf_raises,
+}
+
+
+# > SWAP-91: Since 2.11, the same compiled step behaves as in eager: SWAP-1 to SWAP-5 hold.
+@pytest.mark.clause("SWAP-91")
+@pytest.mark.parametrize("clause", list(SWAP_TESTS))
+def test_compiled_swap_as_in_eager(device, clause, run):
+    SWAP_TESTS[clause](device, run)
 
 
 # > SWAP-6: Before 2.3, `torch.utils` has no `swap_tensors` and `torch.__future__` no
@@ -123,12 +179,12 @@ def test_swap_flag_default_false(device):
 @pytest.mark.clause("SWAP-8")
 @pytest.mark.parametrize("spelling", ["double()", "to(torch.float64)"])
 @pytest.mark.parametrize("make", MODULES.params())
-def test_default_dtype_conversion_keeps_identity(device, make, spelling):
+def test_default_dtype_conversion_keeps_identity(device, make, spelling, run):
     m = make(device)
     sum((p * p).sum() for p in m.parameters()).backward()
     old = {name: (p, p.grad) for name, p in m.named_parameters()}
     opt = torch.optim.SGD(m.parameters(), lr=0.1)
-    m.double() if spelling == "double()" else m.to(torch.float64)
+    run(CONVERSIONS[spelling], m)
     assert all(a is b for a, b in zip(opt.param_groups[0]["params"], [p for p, _ in old.values()], strict=True))
     for name, (w, g) in old.items():
         assert m.get_parameter(name) is w, name
@@ -141,11 +197,11 @@ def test_default_dtype_conversion_keeps_identity(device, make, spelling):
 # > (every module of MODULES).
 @pytest.mark.clause("SWAP-9")
 @pytest.mark.parametrize("make", MODULES.params())
-def test_default_device_conversion_replaces_parameter(device, make):
+def test_default_device_conversion_replaces_parameter(device, make, run):
     m = make(device)
     old = dict(m.named_parameters())
     opt = torch.optim.SGD(m.parameters(), lr=0.1)
-    m.to(OTHER[device])
+    run(to_device(OTHER[device]), m)
     for name, w in old.items():
         new = m.get_parameter(name)
         assert new is not w and type(new) is nn.Parameter, name
@@ -159,17 +215,12 @@ def test_default_device_conversion_replaces_parameter(device, make):
 @pytest.mark.clause("SWAP-10")
 @pytest.mark.parametrize("spelling", ["double()", "to(torch.float64)", "to(other device)"])
 @pytest.mark.parametrize("make", MODULES.params())
-def test_swap_flag_conversion_keeps_identity(device, make, spelling):
+def test_swap_flag_conversion_keeps_identity(device, make, spelling, run):
     with swap_flag(True):
         m = make(device)
         old = dict(m.named_parameters())
         opt = torch.optim.SGD(m.parameters(), lr=0.1)
-        if spelling == "double()":
-            m.double()
-        elif spelling == "to(torch.float64)":
-            m.to(torch.float64)
-        else:
-            m.to(OTHER.get(device, device))
+        run(CONVERSIONS.get(spelling) or to_device(OTHER.get(device, device)), m)
         assert all(a is b for a, b in zip(opt.param_groups[0]["params"], old.values(), strict=True))
         for name, w in old.items():
             assert m.get_parameter(name) is w, name
@@ -184,7 +235,7 @@ def test_swap_flag_conversion_keeps_identity(device, make, spelling):
 # > raises RuntimeError "Couldn't swap Linear.weight"; the parameter keeps its dtype.
 @pytest.mark.clause("SWAP-11")
 @pytest.mark.parametrize("holder", ["weakref", "saved by a graph"])
-def test_swap_flag_conversion_refused(device, holder):
+def test_swap_flag_conversion_refused(device, holder, run):
     m = nn.Linear(2, 1, device=device)
     if holder == "weakref":
         keep = weakref.ref(m.weight)
@@ -192,7 +243,7 @@ def test_swap_flag_conversion_refused(device, holder):
         keep = m(torch.ones(1, 2, device=device, requires_grad=True)).sum()
     with swap_flag(True):
         with raises(RuntimeError, "Couldn't swap Linear.weight"):
-            m.double()
+            run(to_double, m)
     assert m.weight.dtype == torch.float32
     del keep
 
@@ -201,11 +252,11 @@ def test_swap_flag_conversion_refused(device, holder):
 # > replaces each parameter by a new `nn.Parameter` object (every module of MODULES).
 @pytest.mark.clause("SWAP-12")
 @pytest.mark.parametrize("make", MODULES.params())
-def test_overwrite_flag_replaces_parameter(device, make):
+def test_overwrite_flag_replaces_parameter(device, make, run):
     with overwrite_flag(True):
         m = make(device)
         old = dict(m.named_parameters())
-        m.double()
+        run(to_double, m)
         for name, w in old.items():
             new = m.get_parameter(name)
             assert new is not w and type(new) is nn.Parameter, name
@@ -217,12 +268,12 @@ def test_overwrite_flag_replaces_parameter(device, make):
 
 
 @pytest.mark.clause("SWAP-1", "SWAP-3")
-def test_seed_en_reassignment_vs_swap(device):
+def test_seed_en_reassignment_vs_swap(device, run):
     # English seed: "Directly reassigning a new value to a variable (e.g., x = something_new) creates a new variable
     # and breaks the connection". swap_tensors gives x new contents while every reference keeps the same object.
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     holder = [x]
     new = torch.tensor([3.0, 4.0, 5.0], device=device, requires_grad=True)
-    torch.utils.swap_tensors(x, new)
+    run(swap, x, new)
     assert holder[0] is x and x.shape == torch.Size([3]) and x.requires_grad
     assert not same_storage(x, new)
