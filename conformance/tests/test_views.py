@@ -5,7 +5,7 @@ import warnings
 import pytest
 import torch
 
-from conformance.harness.checks import assert_values, raises, same_storage
+from conformance.harness.checks import SAVED_MODIFIED, assert_values, raises, same_storage
 from conformance.harness.checks import leaf as make_leaf
 from conformance.harness.populations import (
     SINGLE_OUTPUT_VIEW_OPS,
@@ -108,8 +108,13 @@ def test_non_view_has_no_base(device, kind):
         assert same_storage(t, x)
 
 
-def _update(v, spelling):
-    """Apply an in-place update spelled `spelling` to the 2-element view `v`; the value operand never requires grad."""
+def _t(v):
+    """The tensor operand `t` of `_update`: [7, 8], not requiring grad (made outside the update step)."""
+    return torch.tensor([7.0, 8.0], device=v.device)
+
+
+def _update(v, spelling, t):
+    """Apply an in-place update spelled `spelling` to the 2-element view `v`; the operand `t` does not require grad."""
     if spelling == "v.add_(1)":
         v.add_(1)
     elif spelling == "v += 1":
@@ -119,7 +124,7 @@ def _update(v, spelling):
     elif spelling == "v *= 2":
         v *= 2
     elif spelling == "v.copy_(t)":
-        v.copy_(torch.tensor([7.0, 8.0], device=v.device))
+        v.copy_(t)
     elif spelling == "v.zero_()":
         v.zero_()
     elif spelling == "v.fill_(7)":
@@ -127,7 +132,7 @@ def _update(v, spelling):
     elif spelling == "v[0] = 7":
         v[0] = 7.0
     elif spelling == "v[...] = t":
-        v[...] = torch.tensor([7.0, 8.0], device=v.device)
+        v[...] = t
     else:
         raise AssertionError(spelling)
 
@@ -158,35 +163,52 @@ LEAF_VIEWS = {
 # > `x.view(3)[1:]`, `x.unsqueeze(0)[0, 1:]` of a 1-d leaf) raises
 # > RuntimeError whose message is "a view of a leaf Variable that requires grad is being used in an in-place
 # > operation.".
+def _check_view_of_leaf_refused(update, v, run, exact):
+    with raises(RuntimeError, VIEW_OF_LEAF) as info:
+        run(update, v)
+    if exact:
+        assert str(info.value) == VIEW_OF_LEAF
+
+
 @pytest.mark.clause("VIEW-3")
 @pytest.mark.parametrize("update", VIEW_UPDATES.params())
 @pytest.mark.parametrize("view", list(LEAF_VIEWS))
 def test_inplace_on_view_of_leaf_raises(device, update, view, run):
-    x = leaf(device)
-    v = LEAF_VIEWS[view](x)
-    with raises(RuntimeError, VIEW_OF_LEAF) as info:
-        run(update, v)
-    assert str(info.value) == VIEW_OF_LEAF
+    _check_view_of_leaf_refused(update, LEAF_VIEWS[view](leaf(device)), run, exact=True)
 
 
 @pytest.mark.clause("VIEW-3")
 @pytest.mark.parametrize("view", SINGLE_OUTPUT_VIEW_OPS.params())
 def test_inplace_on_other_views_of_leaf_raises(device, view, run):
-    def check(update):
-        x = matrix(device)
-        with raises(RuntimeError, VIEW_OF_LEAF) as info:
-            run(update, view(x))
-        assert str(info.value) == VIEW_OF_LEAF
-
-    check_each(VIEW_UPDATES, check)
+    check_each(VIEW_UPDATES, lambda update: _check_view_of_leaf_refused(update, view(matrix(device)), run, exact=True))
 
 
 @pytest.mark.clause("VIEW-3")
 @pytest.mark.parametrize("kind", ["x[:]", "x.view(4)", "x.t()", "x.unsqueeze(0)", "x.diagonal()", "x[0].expand(3, 2)"])
 def test_inplace_on_views_of_view_1_of_leaf_raises(device, kind, run):
-    x = matrix(device)
-    with raises(RuntimeError, VIEW_OF_LEAF):
-        run(_mul2, VIEWS[kind](x))
+    _check_view_of_leaf_refused(_mul2, VIEWS[kind](matrix(device)), run, exact=False)
+
+
+# > VIEW-90 (compile): the updates of VIEW-3, each run as a compiled step, raise a RuntimeError whose message contains
+# > "a view of a leaf Variable that requires grad is being used in an in-place operation." (where Dynamo traces the
+# > update: torch._dynamo.exc.TorchRuntimeError, whose message quotes it in Dynamo's report).
+@pytest.mark.clause("VIEW-90")
+@pytest.mark.parametrize("update", VIEW_UPDATES.params())
+@pytest.mark.parametrize("view", list(LEAF_VIEWS))
+def test_compiled_inplace_on_view_of_leaf_raises(device, update, view, run):
+    _check_view_of_leaf_refused(update, LEAF_VIEWS[view](leaf(device)), run, exact=False)
+
+
+@pytest.mark.clause("VIEW-90")
+@pytest.mark.parametrize("view", SINGLE_OUTPUT_VIEW_OPS.params())
+def test_compiled_inplace_on_other_views_of_leaf_raises(device, view, run):
+    check_each(VIEW_UPDATES, lambda update: _check_view_of_leaf_refused(update, view(matrix(device)), run, exact=False))
+
+
+@pytest.mark.clause("VIEW-90")
+@pytest.mark.parametrize("kind", ["x[:]", "x.view(4)", "x.t()", "x.unsqueeze(0)", "x.diagonal()", "x[0].expand(3, 2)"])
+def test_compiled_inplace_on_views_of_view_1_of_leaf_raises(device, kind, run):
+    _check_view_of_leaf_refused(_mul2, VIEWS[kind](matrix(device)), run, exact=False)
 
 
 # > VIEW-4: The refused operation changes no metadata: `x` is still a leaf that requires grad with no `grad_fn`,
@@ -301,9 +323,7 @@ GRADS = {
 
 
 # > VIEW-9: Gradients reach the original leaf with correct values, through the base and through the view.
-@pytest.mark.clause("VIEW-9")
-@pytest.mark.parametrize("update", VIEW_UPDATES.params())
-def test_view_of_non_leaf_update_gradient_through_base(device, update, run):
+def _check_gradient_through_base(device, update, run):
     a = leaf(device)
     x = a * 2
     run(update, x[1:])
@@ -311,8 +331,7 @@ def test_view_of_non_leaf_update_gradient_through_base(device, update, run):
     assert_values(a.grad, GRADS[UPDATE_ID[update]], f"a.grad after {UPDATE_ID[update]} on x[1:]")
 
 
-@pytest.mark.clause("VIEW-9")
-def test_view_of_non_leaf_update_gradient_through_view(device, run):
+def _check_gradient_through_view(device, run):
     a = leaf(device)
     x = a * 2
     v = x[1:]
@@ -321,15 +340,54 @@ def test_view_of_non_leaf_update_gradient_through_view(device, run):
     assert_values(a.grad, [0.0, 20.0, 200.0], "a.grad through the updated view")
 
 
-@pytest.mark.clause("VIEW-9")
-def test_view_update_with_operand_requiring_grad(device, run):
+def _update_with_operand_requiring_grad(device, run):
+    """(a, w, x): `x = a * 2` after `x[1:].mul_(w)`, with `w` requiring grad."""
     a = leaf(device)
     w = torch.tensor([3.0, 4.0], device=device, requires_grad=True)
     x = a * 2
     run(lambda v, w: v.mul_(w), x[1:], w)
+    return a, w, x
+
+
+@pytest.mark.clause("VIEW-9")
+@pytest.mark.parametrize("update", VIEW_UPDATES.params())
+def test_view_of_non_leaf_update_gradient_through_base(device, update, run):
+    _check_gradient_through_base(device, update, run)
+
+
+@pytest.mark.clause("VIEW-9")
+def test_view_of_non_leaf_update_gradient_through_view(device, run):
+    _check_gradient_through_view(device, run)
+
+
+@pytest.mark.clause("VIEW-9")
+def test_view_update_with_operand_requiring_grad(device, run):
+    a, w, x = _update_with_operand_requiring_grad(device, run)
     (x * torch.tensor(W, device=device)).sum().backward()
     assert_values(a.grad, [2.0, 60.0, 800.0], "a.grad")
     assert_values(w.grad, [40.0, 600.0], "w.grad")
+
+
+# > VIEW-91 (compile): with the update run as a compiled step, the gradients of VIEW-9 are as stated for updates
+# > whose operand does not require grad (through the base and through the view); after `x[1:].mul_(w)` with `w`
+# > requiring grad, `backward()` raises RuntimeError "one of the variables needed for gradient computation has been
+# > modified by an inplace operation".
+@pytest.mark.clause("VIEW-91")
+@pytest.mark.parametrize("update", VIEW_UPDATES.params())
+def test_compiled_view_of_non_leaf_update_gradient_through_base(device, update, run):
+    _check_gradient_through_base(device, update, run)
+
+
+@pytest.mark.clause("VIEW-91")
+def test_compiled_view_of_non_leaf_update_gradient_through_view(device, run):
+    _check_gradient_through_view(device, run)
+
+
+@pytest.mark.clause("VIEW-91")
+def test_compiled_view_update_with_operand_requiring_grad_breaks_backward(device, run):
+    a, w, x = _update_with_operand_requiring_grad(device, run)
+    with raises(RuntimeError, SAVED_MODIFIED):
+        (x * torch.tensor(W, device=device)).sum().backward()
 
 
 def _base_of(kind, device):
@@ -366,7 +424,7 @@ def _no_grad_view_update(v, spelling, operand):
     elif spelling == "v[0] = w[0]":
         v[0] = operand[0]
     else:
-        _update(v, spelling)
+        _update(v, spelling, operand)
 
 
 NO_GRAD_SPELLINGS = ["v.add_(1)", "v += 1", "v.mul_(2)", "v.copy_(t)", "v.zero_()", "v[0] = 7"]
@@ -385,7 +443,7 @@ def test_no_grad_view_modified_with_grad_raises(device, spelling, kind, run):
     with torch.no_grad():
         v = x[1:]
     with raises(RuntimeError, NO_GRAD_VIEW):
-        run(_update, v, spelling)
+        run(_update, v, spelling, _t(v))
 
 
 @pytest.mark.clause("VIEW-11")
@@ -408,13 +466,13 @@ def test_no_grad_view_refusal_changes_no_version(device, spelling, kind, run):
     with torch.no_grad():
         v = x[1:]
     with pytest.raises(RuntimeError):
-        run(_update, v, spelling)
+        run(_update, v, spelling, _t(v))
     assert (x._version, v._version) == (0, 0)
 
 
-def _update_under_no_grad(v, spelling):
+def _update_under_no_grad(v, spelling, t):
     with torch.no_grad():
-        _update(v, spelling)
+        _update(v, spelling, t)
 
 
 # > VIEW-13: A view taken inside `torch.no_grad()` is accepted when modified in place inside `torch.no_grad()`
@@ -428,7 +486,7 @@ def test_no_grad_view_modified_under_no_grad(device, spelling, kind, run):
     x = _base_of(kind, device)
     with torch.no_grad():
         v = x[1:]
-    run(_update_under_no_grad, v, spelling)
+    run(_update_under_no_grad, v, spelling, _t(v))
     assert x._version == v._version > 0
 
 
@@ -438,7 +496,7 @@ def test_no_grad_view_of_plain_tensor_modified_with_grad(device, spelling, run):
     x = _base_of("plain", device)
     with torch.no_grad():
         v = x[1:]
-    run(_update, v, spelling)
+    run(_update, v, spelling, _t(v))
     assert (x.requires_grad, v.requires_grad) == (False, False)
     assert x._version == v._version > 0
 
@@ -451,7 +509,7 @@ def test_no_grad_view_modified_under_no_grad_values(device, spelling, run):
     x = _base_of("leaf", device)
     with torch.no_grad():
         v = x[1:]
-    run(_update_under_no_grad, v, spelling)
+    run(_update_under_no_grad, v, spelling, _t(v))
     assert_values(x, AFTER[spelling], f"x after {spelling} on a no_grad view")
 
 
