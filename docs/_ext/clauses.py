@@ -53,6 +53,7 @@ class ClauseDirective(SphinxDirective):
         "until": directives.unchanged,
         "needs": directives.unchanged,
         "devices": directives.unchanged,
+        "modes": directives.unchanged,
         "withdrawn": directives.unchanged,
     }
 
@@ -74,6 +75,8 @@ class ClauseDirective(SphinxDirective):
             facts.append("needs values (not applicable on meta)")
         if clause.devices:
             facts.append(f"about {', '.join(clause.devices)} only")
+        if clause.modes:
+            facts.append(f"{', '.join(clause.modes)} mode only")
         if clause.withdrawn:
             facts.append(f"withdrawn: {clause.withdrawn}")
         head += nodes.inline("", " · " + "; ".join(facts), classes=["clause-range"])
