@@ -8,6 +8,11 @@ import copy
 import pytest
 import torch
 
+try:
+    import numpy
+except ImportError:  # only the tests of VERSION-64 and VERSION-95 use it
+    numpy = None
+
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, leaf, raises, same_storage
 from conformance.harness.populations import INPLACE_SPELLINGS, NON_VIEW_OPS, SAVES_INPUT, SAVES_OUTPUT, VIEW_OPS
 
@@ -68,23 +73,54 @@ def test_results_of_non_view_ops_start_at_version_0(device, op, requires_grad):
 
 # > VERSION-2: Every in-place update by a member of the population INPLACE_SPELLINGS increases `_version`, also
 # > one that leaves the values as they were (`t.add_(0)`), and each of `k` successive updates increases it again.
-@pytest.mark.clause("VERSION-2")
-@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
-def test_each_update_increases_the_version(device, update):
+def _check_each_update_increases_the_version(device, update, run):
     t = plain(device)
+    step = run.function(update)
     for _ in range(3):
         before = t._version
-        update(t)
+        step(t)
         assert t._version > before
+
+
+@pytest.mark.clause("VERSION-2")
+@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
+def test_each_update_increases_the_version(device, update, run):
+    _check_each_update_increases_the_version(device, update, run)
+
+
+# > VERSION-90 (compile; not on meta): run as one compiled step, called `k` times, every member of
+# > INPLACE_SPELLINGS increases `_version` at each call.
+@pytest.mark.clause("VERSION-90")
+@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
+def test_each_compiled_update_increases_the_version(device, update, run):
+    _check_each_update_increases_the_version(device, update, run)
+
+
+# > VERSION-91 (UNSPECIFIED; compile, meta): what a compiled step of a member of INPLACE_SPELLINGS does to a meta
+# > tensor. Recorded per member: the increase of `_version`, or the exception.
+@pytest.mark.clause("VERSION-91")
+@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
+def test_compiled_update_on_meta(device, update, run, observe):
+    t = plain(device)
+    try:
+        run(update, t)
+    except Exception as exc:  # noqa: BLE001 (recorded, not asserted)
+        observe("exception", f"{type(exc).__module__}.{type(exc).__name__}")
+    else:
+        observe("increase of _version", t._version)
 
 
 # > VERSION-40 (UNSPECIFIED): By how much one update of INPLACE_SPELLINGS increases `_version`. Recorded for
 # > every member.
 @pytest.mark.clause("VERSION-40")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
-def test_size_of_the_increase(device, update, observe):
+def test_size_of_the_increase(device, update, observe, run):
     t = plain(device)
-    update(t)
+    try:
+        run(update, t)
+    except Exception as exc:  # noqa: BLE001 (compiled on meta, some releases: VERSION-91)
+        observe("exception", f"{type(exc).__module__}.{type(exc).__name__}")
+        return
     observe("increase of _version by one update", t._version)
 
 
@@ -104,9 +140,9 @@ SAME_SHAPE = [k for k, (_, changes) in RESIZES.items() if not changes]
 # > shape changes.
 @pytest.mark.clause("VERSION-41")
 @pytest.mark.parametrize("spelling", NEW_SHAPE)
-def test_resize_to_new_shape_keeps_version_before_2_1(device, spelling):
+def test_resize_to_new_shape_keeps_version_before_2_1(device, spelling, run):
     t = plain(device)
-    RESIZES[spelling][0](t)
+    run(RESIZES[spelling][0], t)
     assert t.shape != (2,)
     assert t._version == 0
 
@@ -115,9 +151,9 @@ def test_resize_to_new_shape_keeps_version_before_2_1(device, spelling):
 # > `t._version`.
 @pytest.mark.clause("VERSION-42")
 @pytest.mark.parametrize("spelling", NEW_SHAPE)
-def test_resize_to_new_shape_increases_version_since_2_1(device, spelling):
+def test_resize_to_new_shape_increases_version_since_2_1(device, spelling, run):
     t = plain(device)
-    RESIZES[spelling][0](t)
+    run(RESIZES[spelling][0], t)
     assert t.shape != (2,)
     assert t._version > 0
 
@@ -126,9 +162,9 @@ def test_resize_to_new_shape_increases_version_since_2_1(device, spelling):
 # > increases `_version`.
 @pytest.mark.clause("VERSION-43")
 @pytest.mark.parametrize("spelling", SAME_SHAPE)
-def test_resize_to_same_shape(device, spelling, observe):
+def test_resize_to_same_shape(device, spelling, observe, run):
     t = plain(device)
-    RESIZES[spelling][0](t)
+    run(RESIZES[spelling][0], t)
     observe("_version after resizing to the same shape", t._version)
 
 
@@ -144,11 +180,11 @@ APPLY = {
 # > `x` is `[10, 20]` (the correct one is `[1, 2]`).
 @pytest.mark.clause("VERSION-44")
 @pytest.mark.parametrize("spelling", list(APPLY))
-def test_apply_and_map_are_not_counted(device, spelling):
+def test_apply_and_map_are_not_counted(device, spelling, run):
     x = leaf(device)
     t = plain(device)
     loss = (x * t).sum()
-    APPLY[spelling](t)
+    run(APPLY[spelling], t)
     assert_values(t, [10.0, 20.0], f"t after {spelling}")
     assert t._version == 0
     loss.backward()
@@ -180,18 +216,32 @@ def test_version_of_deepcopy(device, kind, observe):
 # > VERSION-3: Operations that do not write into a tensor leave its `_version` as it was: reading it, an
 # > out-of-place operation on it, `clone()`, making a view of it, `requires_grad_()`; `torch.add(x, 1, out=o)`
 # > increases the `_version` of `o` only.
+def _non_writing(x, y, o):
+    _ = x + 1, x * 2, x.sin(), x.sum(), x.clone(), x[0], x.view(2)
+    x.requires_grad_()
+    torch.add(y, 1, out=o)
+
+
 @pytest.mark.clause("VERSION-3")
-def test_non_writing_operations_keep_version(device):
+def test_non_writing_operations_keep_version(device, run):
     x = plain(device)
     x.add_(1)
     before = x._version
-    _ = x + 1, x * 2, x.sin(), x.sum(), x.clone(), x[0], x.view(2), x.tolist() if device != "meta" else None
-    x.requires_grad_()
-    assert x._version == before
+    _ = x.tolist() if device != "meta" else None
     y = plain(device)
     o = torch.empty(2, device=device)
-    torch.add(y, 1, out=o)
+    run(_non_writing, x, y, o)
+    assert x.requires_grad
+    assert x._version == before
     assert y._version == 0 and o._version > 0
+
+
+def _add1(t):
+    return t.add_(1)
+
+
+def _mul2(t):
+    return t.mul_(2)
 
 
 VIEWS = {
@@ -208,19 +258,23 @@ VIEWS = {
 # > view of a view) shares one counter with its base and with every other view of that base: a view made
 # > after updates of the base reads the same `_version` as the base, and after an update through any of them
 # > all read the same, increased value.
-@pytest.mark.clause("VERSION-4")
-@pytest.mark.parametrize("view", list(VIEWS))
-def test_views_share_the_counter(device, view):
+def _check_views_share_the_counter(device, view, run):
     x = plain(device)
     x.add_(1)
     x.add_(1)
     v = VIEWS[view](x)
     other = x[0:1]
     assert x._version == v._version == other._version > 0
-    for update in (lambda: v.mul_(2), lambda: other.zero_(), lambda: x.add_(1)):
+    for update, t in ((_mul2, v), (lambda t: t.zero_(), other), (_add1, x)):
         before = x._version
-        update()
+        run(update, t)
         assert x._version == v._version == other._version > before
+
+
+@pytest.mark.clause("VERSION-4")
+@pytest.mark.parametrize("view", list(VIEWS))
+def test_views_share_the_counter(device, view, run):
+    _check_views_share_the_counter(device, view, run)
 
 
 # > VERSION-4: A view (made by any operation of the population VIEW_OPS of a contiguous `x` of shape (2, 2))
@@ -228,9 +282,7 @@ def test_views_share_the_counter(device, view):
 # > a view made after updates of the base reads the same `_version` as the base, and after an in-place update
 # > of the base or through any of them all read the same, increased value. (An in-place update through
 # > `x.expand(3, 2, 2)` is refused on cpu, as its elements overlap in memory.)
-@pytest.mark.clause("VERSION-4")
-@pytest.mark.parametrize("view", VIEW_OPS.params())
-def test_every_view_shares_the_counter(device, view):
+def _check_every_view_shares_the_counter(device, view, run, refused_on):
     x = torch.ones(2, 2, device=device)
     x.add_(1)
     x.add_(1)
@@ -238,17 +290,50 @@ def test_every_view_shares_the_counter(device, view):
     others = [fn(x) for _, fn in VIEW_OPS.available()]
     assert x._version == v._version > 0
     assert [o._version for o in others] == [x._version] * len(others)
-    updates = [lambda: x.add_(1)]
-    if VIEW_ID[view] == "x.expand(3, 2, 2)" and device == "cpu":
+    updates = [(_add1, x)]
+    if VIEW_ID[view] == "x.expand(3, 2, 2)" and device in refused_on:
         with raises(RuntimeError, "more than one element of the written-to tensor refers to a single memory location"):
-            v.mul_(2)
+            run(_mul2, v)
     else:
-        updates.append(lambda: v.mul_(2))
-    for update in updates:
+        updates.append((_mul2, v))
+    for update, t in updates:
         before = x._version
-        update()
+        run(update, t)
         assert x._version == v._version > before
         assert [o._version for o in others] == [x._version] * len(others)
+
+
+@pytest.mark.clause("VERSION-4")
+@pytest.mark.parametrize("view", VIEW_OPS.params())
+def test_every_view_shares_the_counter(device, view, run):
+    _check_every_view_shares_the_counter(device, view, run, refused_on=("cpu",))
+
+
+# > VERSION-92 (compile, until 2.4): with each in-place update run as a compiled step, VERSION-4 holds as stated.
+@pytest.mark.clause("VERSION-92")
+@pytest.mark.parametrize("view", list(VIEWS))
+def test_views_share_the_counter_compiled_until_2_4(device, view, run):
+    _check_views_share_the_counter(device, view, run)
+
+
+@pytest.mark.clause("VERSION-92")
+@pytest.mark.parametrize("view", VIEW_OPS.params())
+def test_every_view_shares_the_counter_compiled_until_2_4(device, view, run):
+    _check_every_view_shares_the_counter(device, view, run, refused_on=("cpu",))
+
+
+# > VERSION-93 (compile, since 2.4): VERSION-4 holds with each in-place update run as a compiled step, except that the
+# > update through `x.expand(3, 2, 2)` is refused on meta too, with the message of the refusal on cpu.
+@pytest.mark.clause("VERSION-93")
+@pytest.mark.parametrize("view", list(VIEWS))
+def test_views_share_the_counter_compiled_since_2_4(device, view, run):
+    _check_views_share_the_counter(device, view, run)
+
+
+@pytest.mark.clause("VERSION-93")
+@pytest.mark.parametrize("view", VIEW_OPS.params())
+def test_every_view_shares_the_counter_compiled_since_2_4(device, view, run):
+    _check_every_view_shares_the_counter(device, view, run, refused_on=("cpu", "meta"))
 
 
 # > VERSION-5: `_version` cannot be assigned: `x._version = n` raises `AttributeError` whose message
@@ -276,11 +361,11 @@ def _bump_under_no_grad(t):
     ("y_requires_grad", "modified", "raises_"),
     [(True, "x", True), (True, "y", True), (False, "y", True), (False, "x", False)],
 )
-def test_mul_saves_the_other_input(device, y_requires_grad, modified, raises_):
+def test_mul_saves_the_other_input(device, y_requires_grad, modified, raises_, run):
     x = leaf(device)
     y = torch.tensor([3.0, 4.0], device=device, requires_grad=y_requires_grad)
     loss = (x * y).sum()
-    _bump_under_no_grad(x if modified == "x" else y)
+    run(_bump_under_no_grad, x if modified == "x" else y)
     if raises_:
         with raises(RuntimeError, SAVED_MODIFIED):
             loss.backward()
@@ -304,16 +389,23 @@ NOTHING_SAVED = {
 @pytest.mark.clause("VERSION-7")
 @pytest.mark.parametrize("op", list(NOTHING_SAVED))
 @pytest.mark.parametrize("modified", ["inputs", "output"])
-def test_ops_that_save_nothing(device, op, modified):
+def test_ops_that_save_nothing(device, op, modified, run):
     x, y = leaf(device), leaf(device, (3.0, 4.0))
     z = NOTHING_SAVED[op](x, y)
     if modified == "inputs":
-        _bump_under_no_grad(x)
-        _bump_under_no_grad(y)
+        step = run.function(_bump_under_no_grad)
+        step(x)
+        step(y)
     else:
-        z.add_(1)
+        run(_add1, z)
     z.sum().backward()
     assert x.grad is not None and y.grad is not None
+
+
+def _mul10_under_no_grad(*tensors):
+    with torch.no_grad():
+        for t in tensors:
+            t.mul_(10)
 
 
 # > VERSION-10: The gradients are then those of the values at the time of the forward: for `(x + y).sum()`
@@ -323,25 +415,28 @@ def test_ops_that_save_nothing(device, op, modified):
     ("op", "gx", "gy"),
     [("x + y", [1.0, 1.0], [1.0, 1.0]), ("x - y", [1.0, 1.0], [-1.0, -1.0]), ("x * 3", [3.0, 3.0], [1.0, 1.0])],
 )
-def test_gradients_after_updating_unsaved_inputs(device, op, gx, gy):
+def test_gradients_after_updating_unsaved_inputs(device, op, gx, gy, run):
     x, y = leaf(device), leaf(device, (3.0, 4.0))
     z = NOTHING_SAVED[op](x, y)
-    with torch.no_grad():
-        x.mul_(10)
-        y.mul_(10)
+    run(_mul10_under_no_grad, x, y)
     z.sum().backward()
     assert_values(x.grad, gx, f"x.grad of ({op}).sum()")
     assert_values(y.grad, gy, f"y.grad of ({op}).sum()")
 
 
-def _modify_output(out, how):
-    if how == "out.mul_(1) (recorded)":
-        out.mul_(1)
-        return out
-    copy = out * 1  # keep the graph of `out` reachable, then change `out` behind it
+def _mul1_under_no_grad(out):
     with torch.no_grad():
         out.mul_(1)
-    return copy
+
+
+OUTPUT_UPDATES = {"out.mul_(1) (recorded)": lambda out: out.mul_(1), "out.mul_(1) under no_grad": _mul1_under_no_grad}
+
+
+def _modify_output(out, how, run):
+    """Update `out` in place as `how` says; returns the tensor whose `backward()` goes through the graph of `out`."""
+    final = out if how == "out.mul_(1) (recorded)" else out * 1  # under no_grad: change `out` behind a later node
+    run(OUTPUT_UPDATES[how], out)
+    return final
 
 
 # > VERSION-8: Every operation of the population SAVES_OUTPUT saves its result, not its input: updating the
@@ -350,15 +445,15 @@ def _modify_output(out, how):
 @pytest.mark.clause("VERSION-8")
 @pytest.mark.parametrize("op", SAVES_OUTPUT.params())
 @pytest.mark.parametrize("how", ["input", "out.mul_(1) (recorded)", "out.mul_(1) under no_grad"])
-def test_ops_that_save_their_result(device, op, how):
+def test_ops_that_save_their_result(device, op, how, run):
     x = leaf(device)
     out = op(x)
     if how == "input":
-        _bump_under_no_grad(x)
+        run(_bump_under_no_grad, x)
         out.sum().backward()
         assert x.grad is not None
     else:
-        final = _modify_output(out, how)
+        final = _modify_output(out, how, run)
         with raises(RuntimeError, SAVED_MODIFIED):
             final.sum().backward()
 
@@ -369,15 +464,15 @@ def test_ops_that_save_their_result(device, op, how):
 @pytest.mark.clause("VERSION-9")
 @pytest.mark.parametrize("op", SAVES_INPUT.params())
 @pytest.mark.parametrize("how", ["input", "out.mul_(1) (recorded)", "out.mul_(1) under no_grad"])
-def test_ops_that_save_their_input(device, op, how):
+def test_ops_that_save_their_input(device, op, how, run):
     x = leaf(device)
     out = op(x)
     if how == "input":
-        _bump_under_no_grad(x)
+        run(_bump_under_no_grad, x)
         with raises(RuntimeError, SAVED_MODIFIED):
             out.sum().backward()
     else:
-        _modify_output(out, how).sum().backward()
+        _modify_output(out, how, run).sum().backward()
         assert x.grad is not None
 
 
@@ -483,12 +578,11 @@ def test_saved_tensor_hooks_calls(device, op):
 # > the saved input in place after the forward does not make `backward()` raise.
 @pytest.mark.clause("VERSION-16")
 @pytest.mark.parametrize("op", ["(x * x).sum()", "x.sin().sum()"])
-def test_packing_a_clone_makes_update_harmless(device, op):
+def test_packing_a_clone_makes_update_harmless(device, op, run):
     x = leaf(device)
     with torch.autograd.graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t):
         loss = (x * x).sum() if op == "(x * x).sum()" else x.sin().sum()
-    with torch.no_grad():
-        x.mul_(10)
+    run(_mul10_under_no_grad, x)
     loss.backward()
     assert x.grad is not None
 
@@ -498,13 +592,12 @@ def test_packing_a_clone_makes_update_harmless(device, op):
 # > (`with torch.no_grad(): x.mul_(10)` after `(x * x).sum()` at `x = [1, 2]`) makes `backward()` raise no
 # > error, and it silently uses the new values: the gradient is `[20, 40]` instead of `[2, 4]`.
 @pytest.mark.clause("VERSION-46")
-def test_identity_hooks_turn_off_the_version_check(device):
+def test_identity_hooks_turn_off_the_version_check(device, run):
     x = leaf(device)
     with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
         loss = (x * x).sum()
-    with torch.no_grad():
-        x.mul_(10)
-    assert x._version == 1
+    run(_mul10_under_no_grad, x)
+    assert x._version > 0  # by how much: VERSION-40 (1 eager; 2 compiled on some releases)
     loss.backward()
     assert_values(x.grad, [20.0, 40.0], "x.grad from the updated x (x at forward time was [1, 2])")
 
@@ -512,12 +605,11 @@ def test_identity_hooks_turn_off_the_version_check(device):
 # > VERSION-17: The gradient is then that of the values at the time of the forward: `[2, 4]` for
 # > `(x * x).sum()` at `x = [1, 2]` after `x.mul_(10)`.
 @pytest.mark.clause("VERSION-17")
-def test_packing_a_clone_gives_forward_time_gradient(device):
+def test_packing_a_clone_gives_forward_time_gradient(device, run):
     x = leaf(device)
     with torch.autograd.graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t):
         loss = (x * x).sum()
-    with torch.no_grad():
-        x.mul_(10)
+    run(_mul10_under_no_grad, x)
     loss.backward()
     assert_values(x.grad, [2.0, 4.0], "x.grad from the packed clone (x at forward time was [1, 2])")
 
@@ -527,21 +619,41 @@ def test_packing_a_clone_gives_forward_time_gradient(device):
 # > `.data`: with `x = [0, 0]`, `o = x.exp()`, `o.data.zero_()` raises no error and the gradient of `o.sum()`
 # > is `[0, 0]` instead of `[1, 1]`; `x.data.mul_(10)` after `(x * x).sum()` at `x = [1, 2]` gives `[20, 40]`
 # > instead of `[2, 4]`.
-@pytest.mark.clause("VERSION-18")
-@pytest.mark.parametrize("case", ["exp result", "mul input"])
-def test_docs_sentence_counterexample(device, case):
+def _write_through_data(device, case, run):
+    """(x, the written tensor, its loss) after the `.data` write of VERSION-18's `case`."""
     if case == "exp result":
         x = leaf(device, (0.0, 0.0))
         o = x.exp()
-        o.data.zero_()
-        o.sum().backward()
+        run(lambda o: o.data.zero_(), o)
+        return x, o, o.sum()
+    x = leaf(device)
+    loss = (x * x).sum()
+    run(lambda x: x.data.mul_(10), x)
+    return x, x, loss
+
+
+@pytest.mark.clause("VERSION-18")
+@pytest.mark.parametrize("case", ["exp result", "mul input"])
+def test_docs_sentence_counterexample(device, case, run):
+    x, _, loss = _write_through_data(device, case, run)
+    loss.backward()
+    if case == "exp result":
         assert_values(x.grad, [0.0, 0.0], "x.grad (correct: exp(0) = [1, 1])")
     else:
-        x = leaf(device)
-        loss = (x * x).sum()
-        x.data.mul_(10)
-        loss.backward()
         assert_values(x.grad, [20.0, 40.0], "x.grad (correct: [2, 4])")
+
+
+# > VERSION-94 (compile): a write through `.data` in a compiled step is counted: `_version` of the written tensor
+# > increases, a non-leaf gets `grad_fn` CopyBackwards, and backward() raises the error of VERSION-6.
+@pytest.mark.clause("VERSION-94")
+@pytest.mark.parametrize("case", ["exp result", "mul input"])
+def test_compiled_write_through_data_is_counted(device, case, run):
+    x, written, loss = _write_through_data(device, case, run)
+    assert written._version > 0
+    if written is not x:
+        assert type(written.grad_fn).__name__ == "CopyBackwards"
+    with raises(RuntimeError, SAVED_MODIFIED):
+        loss.backward()
 
 
 # > VERSION-63: `x.numpy()` of a tensor that requires grad raises RuntimeError "Can't call numpy() on Tensor that
@@ -564,33 +676,57 @@ def _numpy_alias(device, alias):
     return x, (x.detach().numpy() if alias == "x.detach().numpy()" else x.numpy(force=True))
 
 
+def _imul10(a):
+    a *= 10
+
+
+def _copyto(a):
+    numpy.copyto(a, [10.0, 20.0])
+
+
 NUMPY_WRITES = {  # spelling -> (write, values of x afterwards)
     "a[:] = v": (lambda a: a.__setitem__(slice(None), [10.0, 20.0]), [10.0, 20.0]),
     "a[0] = v": (lambda a: a.__setitem__(0, 10.0), [10.0, 2.0]),
-    "a *= 10": (None, [10.0, 20.0]),  # augmented assignment needs a statement
-    "numpy.copyto(a, v)": (lambda a: __import__("numpy").copyto(a, [10.0, 20.0]), [10.0, 20.0]),
+    "a *= 10": (_imul10, [10.0, 20.0]),
+    "numpy.copyto(a, v)": (_copyto, [10.0, 20.0]),
 }
 
 
 # > VERSION-64: `a = x.detach().numpy()` and `a = x.numpy(force=True)` share the memory of `x`,
 # > `x = torch.from_numpy(a)` that of `a`. Each write into such an array changes the values of `x` and leaves
 # > `x._version` unchanged, so a graph that saved `x` backpropagates afterwards without error, from the new values.
-@pytest.mark.clause("VERSION-64")
-@pytest.mark.parametrize("write", list(NUMPY_WRITES))
-@pytest.mark.parametrize("alias", ["x.detach().numpy()", "x.numpy(force=True)", "torch.from_numpy(a)"])
-def test_write_through_numpy_alias_is_not_counted(device, alias, write):
+def _check_write_through_numpy_alias(device, alias, write, run):
     x, a = _numpy_alias(device, alias)
     loss = (x * x).sum()  # saves x
     version = x._version
     spelled, values = NUMPY_WRITES[write]
-    if spelled is None:
-        a *= 10
-    else:
-        spelled(a)
+    run(spelled, a)
     assert x._version == version, f"x._version: expected {version}, observed {x._version}"
     assert_values(x, values, f"x after {write}")
     loss.backward()  # no error: the counter saw nothing
     assert_values(x.grad, [2 * v for v in values], "x.grad (computed from the new values)")
+
+
+@pytest.mark.clause("VERSION-64")
+@pytest.mark.parametrize("write", list(NUMPY_WRITES))
+@pytest.mark.parametrize("alias", ["x.detach().numpy()", "x.numpy(force=True)", "torch.from_numpy(a)"])
+def test_write_through_numpy_alias_is_not_counted(device, alias, write, run):
+    _check_write_through_numpy_alias(device, alias, write, run)
+
+
+# > VERSION-95 (compile): the writes of VERSION-64 run as a compiled step do what VERSION-64 says, except
+# > `numpy.copyto(a, v)`, which raises torch._dynamo.exc.TorchRuntimeError whose message contains "'dst' must be an
+# > array" and writes nothing.
+@pytest.mark.clause("VERSION-95")
+@pytest.mark.parametrize("write", list(NUMPY_WRITES))
+@pytest.mark.parametrize("alias", ["x.detach().numpy()", "x.numpy(force=True)", "torch.from_numpy(a)"])
+def test_compiled_write_through_numpy_alias(device, alias, write, run):
+    if write != "numpy.copyto(a, v)":
+        return _check_write_through_numpy_alias(device, alias, write, run)
+    x, a = _numpy_alias(device, alias)
+    with raises(torch._dynamo.exc.TorchRuntimeError, "'dst' must be an array"):
+        run(NUMPY_WRITES[write][0], a)
+    assert_values(x, [1.0, 2.0], "x after the refused numpy.copyto")
 
 
 DLPACK = {
@@ -614,7 +750,7 @@ DLPACK_WRITES = {  # spelling -> (write, values of x afterwards)
 @pytest.mark.clause("VERSION-65")
 @pytest.mark.parametrize("write", list(DLPACK_WRITES))
 @pytest.mark.parametrize("spelling", list(DLPACK))
-def test_write_through_dlpack_alias_is_not_counted(device, spelling, write):
+def test_write_through_dlpack_alias_is_not_counted(device, spelling, write, run):
     x = leaf(device)
     with torch.no_grad():
         x.add_(0)
@@ -630,7 +766,7 @@ def test_write_through_dlpack_alias_is_not_counted(device, spelling, write):
     saved = x._version
     loss = (x * x).sum()  # saves x at its current version
     update, values = DLPACK_WRITES[write]
-    update(d)
+    run(update, d)
     assert d._version > 0 and x._version == saved, "an update through d is counted on d only"
     assert_values(x, values, f"x after {write}")
     loss.backward()
@@ -689,13 +825,13 @@ STORAGE_WRITES = {  # spelling -> (write, values of x afterwards)
 # > `x` backpropagates afterwards without error, from the new values.
 @pytest.mark.clause("VERSION-68")
 @pytest.mark.parametrize("write", list(STORAGE_WRITES))
-def test_write_through_storage_is_not_counted(device, write):
+def test_write_through_storage_is_not_counted(device, write, run):
     x = leaf(device)
     s = x.untyped_storage()
     assert s.data_ptr() == x.data_ptr()
     loss = (x * x).sum()
     update, values = STORAGE_WRITES[write]
-    update(s, device)
+    run(update, s, device)
     assert x._version == 0
     assert_values(x, values, f"x after {write}")
     loss.backward()
@@ -728,12 +864,11 @@ def test_saved_tensor_shares_storage(device, op):
 # > variables needed for gradient computation has been modified by an inplace operation".
 @pytest.mark.clause("VERSION-61")
 @pytest.mark.parametrize("op", ["x.pow(2)", "x.exp()"])
-def test_reading_modified_saved_tensor_raises(device, op):
+def test_reading_modified_saved_tensor_raises(device, op, run):
     x = leaf(device)
     y, saved = SAVING[op](x)
     ((attr, original),) = saved.items()
-    with torch.no_grad():
-        original.mul_(2)
+    run(_mul10_under_no_grad, original)
     with raises(RuntimeError, SAVED_MODIFIED):
         getattr(y.grad_fn, attr)
 
@@ -753,18 +888,12 @@ def test_saved_tensor_identity(device, op, observe):
 # > of the forward; the updated tensor keeps its new values.
 @pytest.mark.clause("VERSION-69")
 @pytest.mark.parametrize("saved", ["leaf under no_grad", "non-leaf"])
-def test_allow_mutation_on_saved_tensors(device, saved):
+def test_allow_mutation_on_saved_tensors(device, saved, run):
     with torch.autograd.graph.allow_mutation_on_saved_tensors():
         x = leaf(device)
-        if saved == "leaf under no_grad":
-            t = x
-            loss = (t * t).sum()
-            with torch.no_grad():
-                t.mul_(10)
-        else:
-            t = x * 1
-            loss = (t * t).sum()
-            t.mul_(10)
+        t = x if saved == "leaf under no_grad" else x * 1
+        loss = (t * t).sum()
+        run(_mul10_under_no_grad if saved == "leaf under no_grad" else lambda t: t.mul_(10), t)
         loss.backward()
     assert_values(x.grad, [2.0, 4.0], "x.grad (at the forward-time values)")
     assert_values(t, [10.0, 20.0], "the updated tensor")
@@ -775,7 +904,7 @@ def test_allow_mutation_on_saved_tensors(device, saved):
 
 @pytest.mark.clause("VERSION-2")
 @pytest.mark.parametrize("method", ["add_", "copy_"])
-def test_seed_ko_inplace_metadata_is_the_version(device, method):
+def test_seed_ko_inplace_metadata_is_the_version(device, method, run):
     # Korean seed, methods 2 and 3. As written they call torch.Variable, which does not exist:
     with raises(AttributeError, "has no attribute 'Variable'"):
         torch.Variable(torch.randn(5))
@@ -784,9 +913,9 @@ def test_seed_ko_inplace_metadata_is_the_version(device, method):
     # never required grad.
     x = torch.autograd.Variable(torch.randn(5, device=device))
     if method == "add_":
-        x.add_(1)
+        run(lambda x: x.add_(1), x)
     else:
-        x.copy_(torch.randn(5, device=device))
+        run(lambda x, new: x.copy_(new), x, torch.randn(5, device=device))
     assert x._version > 0
     y = x.sum()
     with raises(RuntimeError, "element 0 of tensors does not require grad and does not have a grad_fn"):

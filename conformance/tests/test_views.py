@@ -5,7 +5,7 @@ import warnings
 import pytest
 import torch
 
-from conformance.harness.checks import assert_values, raises, same_storage
+from conformance.harness.checks import SAVED_MODIFIED, assert_values, raises, same_storage
 from conformance.harness.checks import leaf as make_leaf
 from conformance.harness.populations import (
     SINGLE_OUTPUT_VIEW_OPS,
@@ -15,6 +15,24 @@ from conformance.harness.populations import (
     WRITABLE_VIEW_OPS,
     check_each,
 )
+
+
+def _mul2(t):
+    return t.mul_(2)
+
+
+def _under_no_grad(update, run):
+    """The step `with torch.no_grad(): update(v)`. In compile mode Dynamo is reset first: the steps of a population's
+    members share this code object, and Dynamo stops compiling one code object after 8 versions (recompile_limit)."""
+
+    def step(v):
+        with torch.no_grad():
+            update(v)
+
+    if run.mode == "compile":
+        torch._dynamo.reset()
+    return step
+
 
 LEAF = "leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF = "a view of a " + LEAF
@@ -90,8 +108,13 @@ def test_non_view_has_no_base(device, kind):
         assert same_storage(t, x)
 
 
-def _update(v, spelling):
-    """Apply an in-place update spelled `spelling` to the 2-element view `v`; the value operand never requires grad."""
+def _t(v):
+    """The tensor operand `t` of `_update`: [7, 8], not requiring grad (made outside the update step)."""
+    return torch.tensor([7.0, 8.0], device=v.device)
+
+
+def _update(v, spelling, t):
+    """Apply an in-place update spelled `spelling` to the 2-element view `v`; the operand `t` does not require grad."""
     if spelling == "v.add_(1)":
         v.add_(1)
     elif spelling == "v += 1":
@@ -101,7 +124,7 @@ def _update(v, spelling):
     elif spelling == "v *= 2":
         v *= 2
     elif spelling == "v.copy_(t)":
-        v.copy_(torch.tensor([7.0, 8.0], device=v.device))
+        v.copy_(t)
     elif spelling == "v.zero_()":
         v.zero_()
     elif spelling == "v.fill_(7)":
@@ -109,7 +132,7 @@ def _update(v, spelling):
     elif spelling == "v[0] = 7":
         v[0] = 7.0
     elif spelling == "v[...] = t":
-        v[...] = torch.tensor([7.0, 8.0], device=v.device)
+        v[...] = t
     else:
         raise AssertionError(spelling)
 
@@ -140,57 +163,74 @@ LEAF_VIEWS = {
 # > `x.view(3)[1:]`, `x.unsqueeze(0)[0, 1:]` of a 1-d leaf) raises
 # > RuntimeError whose message is "a view of a leaf Variable that requires grad is being used in an in-place
 # > operation.".
+def _check_view_of_leaf_refused(update, v, run, exact):
+    with raises(RuntimeError, VIEW_OF_LEAF) as info:
+        run(update, v)
+    if exact:
+        assert str(info.value) == VIEW_OF_LEAF
+
+
 @pytest.mark.clause("VIEW-3")
 @pytest.mark.parametrize("update", VIEW_UPDATES.params())
 @pytest.mark.parametrize("view", list(LEAF_VIEWS))
-def test_inplace_on_view_of_leaf_raises(device, update, view):
-    x = leaf(device)
-    v = LEAF_VIEWS[view](x)
-    with raises(RuntimeError, VIEW_OF_LEAF) as info:
-        update(v)
-    assert str(info.value) == VIEW_OF_LEAF
+def test_inplace_on_view_of_leaf_raises(device, update, view, run):
+    _check_view_of_leaf_refused(update, LEAF_VIEWS[view](leaf(device)), run, exact=True)
 
 
 @pytest.mark.clause("VIEW-3")
 @pytest.mark.parametrize("view", SINGLE_OUTPUT_VIEW_OPS.params())
-def test_inplace_on_other_views_of_leaf_raises(device, view):
-    def check(update):
-        x = matrix(device)
-        with raises(RuntimeError, VIEW_OF_LEAF) as info:
-            update(view(x))
-        assert str(info.value) == VIEW_OF_LEAF
-
-    check_each(VIEW_UPDATES, check)
+def test_inplace_on_other_views_of_leaf_raises(device, view, run):
+    check_each(VIEW_UPDATES, lambda update: _check_view_of_leaf_refused(update, view(matrix(device)), run, exact=True))
 
 
 @pytest.mark.clause("VIEW-3")
 @pytest.mark.parametrize("kind", ["x[:]", "x.view(4)", "x.t()", "x.unsqueeze(0)", "x.diagonal()", "x[0].expand(3, 2)"])
-def test_inplace_on_views_of_view_1_of_leaf_raises(device, kind):
-    x = matrix(device)
-    with raises(RuntimeError, VIEW_OF_LEAF):
-        VIEWS[kind](x).mul_(2)
+def test_inplace_on_views_of_view_1_of_leaf_raises(device, kind, run):
+    _check_view_of_leaf_refused(_mul2, VIEWS[kind](matrix(device)), run, exact=False)
+
+
+# > VIEW-90 (compile): the updates of VIEW-3, each run as a compiled step, raise a RuntimeError whose message contains
+# > "a view of a leaf Variable that requires grad is being used in an in-place operation." (where Dynamo traces the
+# > update: torch._dynamo.exc.TorchRuntimeError, whose message quotes it in Dynamo's report).
+@pytest.mark.clause("VIEW-90")
+@pytest.mark.parametrize("update", VIEW_UPDATES.params())
+@pytest.mark.parametrize("view", list(LEAF_VIEWS))
+def test_compiled_inplace_on_view_of_leaf_raises(device, update, view, run):
+    _check_view_of_leaf_refused(update, LEAF_VIEWS[view](leaf(device)), run, exact=False)
+
+
+@pytest.mark.clause("VIEW-90")
+@pytest.mark.parametrize("view", SINGLE_OUTPUT_VIEW_OPS.params())
+def test_compiled_inplace_on_other_views_of_leaf_raises(device, view, run):
+    check_each(VIEW_UPDATES, lambda update: _check_view_of_leaf_refused(update, view(matrix(device)), run, exact=False))
+
+
+@pytest.mark.clause("VIEW-90")
+@pytest.mark.parametrize("kind", ["x[:]", "x.view(4)", "x.t()", "x.unsqueeze(0)", "x.diagonal()", "x[0].expand(3, 2)"])
+def test_compiled_inplace_on_views_of_view_1_of_leaf_raises(device, kind, run):
+    _check_view_of_leaf_refused(_mul2, VIEWS[kind](matrix(device)), run, exact=False)
 
 
 # > VIEW-4: The refused operation changes no metadata: `x` is still a leaf that requires grad with no `grad_fn`,
 # > and the `_version` of `x` and of the view are unchanged.
 @pytest.mark.clause("VIEW-4")
 @pytest.mark.parametrize("update", VIEW_UPDATES.params())
-def test_refused_view_update_changes_no_metadata(device, update):
+def test_refused_view_update_changes_no_metadata(device, update, run):
     x = leaf(device)
     v = x[1:]
     with pytest.raises(RuntimeError):
-        update(v)
+        run(update, v)
     assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version, v._version) == (True, True, None, 0, 0)
 
 
 # > VIEW-5: ... and leaves the values of `x` as they were.
 @pytest.mark.clause("VIEW-5")
 @pytest.mark.parametrize("update", VIEW_UPDATES.params())
-def test_refused_view_update_changes_no_values(device, update):
+def test_refused_view_update_changes_no_values(device, update, run):
     x = leaf(device)
     v = x[1:]
     with pytest.raises(RuntimeError):
-        update(v)
+        run(update, v)
     assert_values(x, [1.0, 2.0, 3.0], f"x after refused {UPDATE_ID[update]}")
 
 
@@ -199,23 +239,21 @@ def test_refused_view_update_changes_no_values(device, update):
 # > requires grad with no `grad_fn`; the `_version` of `x` and of the view increase (to the same value).
 @pytest.mark.clause("VIEW-6")
 @pytest.mark.parametrize("update", VIEW_UPDATES.params())
-def test_view_of_leaf_update_under_no_grad(device, update):
+def test_view_of_leaf_update_under_no_grad(device, update, run):
     x = leaf(device)
     v = x[1:]
-    with torch.no_grad():
-        update(v)
+    run(_under_no_grad(update, run), v)
     assert (x.is_leaf, x.requires_grad, x.grad_fn) == (True, True, None)
     assert x._version == v._version > 0
 
 
 @pytest.mark.clause("VIEW-6")
 @pytest.mark.parametrize("view", WRITABLE_VIEW_OPS.params())
-def test_views_of_leaf_update_under_no_grad(device, view):
+def test_views_of_leaf_update_under_no_grad(device, view, run):
     def check(update):
         x = matrix(device)
         v = view(x)
-        with torch.no_grad():
-            update(v)
+        run(_under_no_grad(update, run), v)
         assert (x.is_leaf, x.requires_grad, x.grad_fn) == (True, True, None)
         assert x._version == v._version > 0
 
@@ -225,11 +263,10 @@ def test_views_of_leaf_update_under_no_grad(device, view):
 # > VIEW-7: The values written through the view are the values of `x` at the positions the view covers.
 @pytest.mark.clause("VIEW-7")
 @pytest.mark.parametrize("update", VIEW_UPDATES.params())
-def test_view_of_leaf_update_under_no_grad_values(device, update):
+def test_view_of_leaf_update_under_no_grad_values(device, update, run):
     x = leaf(device)
     v = x[1:]
-    with torch.no_grad():
-        update(v)
+    run(_under_no_grad(update, run), v)
     assert_values(x, AFTER[UPDATE_ID[update]], f"x after {UPDATE_ID[update]} on x[1:]")
 
 
@@ -239,12 +276,12 @@ def test_view_of_leaf_update_under_no_grad_values(device, update):
 # > view of `x` with a new `grad_fn`; the `_version` of both increases.
 @pytest.mark.clause("VIEW-8")
 @pytest.mark.parametrize("update", VIEW_UPDATES.params())
-def test_view_of_non_leaf_update_rebases_base(device, update):
+def test_view_of_non_leaf_update_rebases_base(device, update, run):
     a = leaf(device)
     x = a * 2
     v = x[1:]
     before_x, before_v = x.grad_fn, v.grad_fn
-    update(v)
+    run(update, v)
     assert type(x.grad_fn).__name__ == "CopySlices"
     assert x.grad_fn is not before_x
     assert (x.is_leaf, x.requires_grad) == (False, True)
@@ -255,12 +292,12 @@ def test_view_of_non_leaf_update_rebases_base(device, update):
 
 @pytest.mark.clause("VIEW-8")
 @pytest.mark.parametrize("view", WRITABLE_SINGLE_OUTPUT_VIEW_OPS.params())
-def test_views_of_non_leaf_update_rebase_base(device, view):
+def test_views_of_non_leaf_update_rebase_base(device, view, run):
     def check(update):
         x = matrix(device) * 2
         v = view(x)
         before_x, before_v = x.grad_fn, v.grad_fn
-        update(v)
+        run(update, v)
         assert type(x.grad_fn).__name__ == "CopySlices"
         assert x.grad_fn is not before_x
         assert (x.is_leaf, x.requires_grad) == (False, True)
@@ -286,35 +323,71 @@ GRADS = {
 
 
 # > VIEW-9: Gradients reach the original leaf with correct values, through the base and through the view.
-@pytest.mark.clause("VIEW-9")
-@pytest.mark.parametrize("update", VIEW_UPDATES.params())
-def test_view_of_non_leaf_update_gradient_through_base(device, update):
+def _check_gradient_through_base(device, update, run):
     a = leaf(device)
     x = a * 2
-    update(x[1:])
+    run(update, x[1:])
     (x * torch.tensor(W, device=device)).sum().backward()
     assert_values(a.grad, GRADS[UPDATE_ID[update]], f"a.grad after {UPDATE_ID[update]} on x[1:]")
 
 
-@pytest.mark.clause("VIEW-9")
-def test_view_of_non_leaf_update_gradient_through_view(device):
+def _check_gradient_through_view(device, run):
     a = leaf(device)
     x = a * 2
     v = x[1:]
-    v.mul_(10)
+    run(lambda v: v.mul_(10), v)
     (v * torch.tensor([1.0, 10.0], device=device)).sum().backward()
     assert_values(a.grad, [0.0, 20.0, 200.0], "a.grad through the updated view")
 
 
-@pytest.mark.clause("VIEW-9")
-def test_view_update_with_operand_requiring_grad(device):
+def _update_with_operand_requiring_grad(device, run):
+    """(a, w, x): `x = a * 2` after `x[1:].mul_(w)`, with `w` requiring grad."""
     a = leaf(device)
     w = torch.tensor([3.0, 4.0], device=device, requires_grad=True)
     x = a * 2
-    x[1:].mul_(w)
+    run(lambda v, w: v.mul_(w), x[1:], w)
+    return a, w, x
+
+
+@pytest.mark.clause("VIEW-9")
+@pytest.mark.parametrize("update", VIEW_UPDATES.params())
+def test_view_of_non_leaf_update_gradient_through_base(device, update, run):
+    _check_gradient_through_base(device, update, run)
+
+
+@pytest.mark.clause("VIEW-9")
+def test_view_of_non_leaf_update_gradient_through_view(device, run):
+    _check_gradient_through_view(device, run)
+
+
+@pytest.mark.clause("VIEW-9")
+def test_view_update_with_operand_requiring_grad(device, run):
+    a, w, x = _update_with_operand_requiring_grad(device, run)
     (x * torch.tensor(W, device=device)).sum().backward()
     assert_values(a.grad, [2.0, 60.0, 800.0], "a.grad")
     assert_values(w.grad, [40.0, 600.0], "w.grad")
+
+
+# > VIEW-91 (compile): with the update run as a compiled step, the gradients of VIEW-9 are as stated for updates
+# > whose operand does not require grad (through the base and through the view); after `x[1:].mul_(w)` with `w`
+# > requiring grad, `backward()` raises RuntimeError "one of the variables needed for gradient computation has been
+# > modified by an inplace operation".
+@pytest.mark.clause("VIEW-91")
+@pytest.mark.parametrize("update", VIEW_UPDATES.params())
+def test_compiled_view_of_non_leaf_update_gradient_through_base(device, update, run):
+    _check_gradient_through_base(device, update, run)
+
+
+@pytest.mark.clause("VIEW-91")
+def test_compiled_view_of_non_leaf_update_gradient_through_view(device, run):
+    _check_gradient_through_view(device, run)
+
+
+@pytest.mark.clause("VIEW-91")
+def test_compiled_view_update_with_operand_requiring_grad_breaks_backward(device, run):
+    a, w, x = _update_with_operand_requiring_grad(device, run)
+    with raises(RuntimeError, SAVED_MODIFIED):
+        (x * torch.tensor(W, device=device)).sum().backward()
 
 
 def _base_of(kind, device):
@@ -351,7 +424,7 @@ def _no_grad_view_update(v, spelling, operand):
     elif spelling == "v[0] = w[0]":
         v[0] = operand[0]
     else:
-        _update(v, spelling)
+        _update(v, spelling, operand)
 
 
 NO_GRAD_SPELLINGS = ["v.add_(1)", "v += 1", "v.mul_(2)", "v.copy_(t)", "v.zero_()", "v[0] = 7"]
@@ -365,36 +438,41 @@ OPERAND_SPELLINGS = ["v.mul_(w)", "v.add_(w)", "v += w", "v.copy_(w)", "v[0] = w
 @pytest.mark.clause("VIEW-11")
 @pytest.mark.parametrize("spelling", NO_GRAD_SPELLINGS)
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
-def test_no_grad_view_modified_with_grad_raises(device, spelling, kind):
+def test_no_grad_view_modified_with_grad_raises(device, spelling, kind, run):
     x = _base_of(kind, device)
     with torch.no_grad():
         v = x[1:]
     with raises(RuntimeError, NO_GRAD_VIEW):
-        _update(v, spelling)
+        run(_update, v, spelling, _t(v))
 
 
 @pytest.mark.clause("VIEW-11")
 @pytest.mark.parametrize("spelling", OPERAND_SPELLINGS)
-def test_no_grad_view_modified_with_operand_requiring_grad_raises(device, spelling):
+def test_no_grad_view_modified_with_operand_requiring_grad_raises(device, spelling, run):
     x = _base_of("plain", device)
     w = torch.tensor([3.0, 4.0], device=device, requires_grad=True)
     with torch.no_grad():
         v = x[1:]
     with raises(RuntimeError, NO_GRAD_VIEW):
-        _no_grad_view_update(v, spelling, w)
+        run(_no_grad_view_update, v, spelling, w)
 
 
 # > VIEW-12: That refused operation leaves `_version` of the view and of its base unchanged.
 @pytest.mark.clause("VIEW-12")
 @pytest.mark.parametrize("spelling", NO_GRAD_SPELLINGS)
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
-def test_no_grad_view_refusal_changes_no_version(device, spelling, kind):
+def test_no_grad_view_refusal_changes_no_version(device, spelling, kind, run):
     x = _base_of(kind, device)
     with torch.no_grad():
         v = x[1:]
     with pytest.raises(RuntimeError):
-        _update(v, spelling)
+        run(_update, v, spelling, _t(v))
     assert (x._version, v._version) == (0, 0)
+
+
+def _update_under_no_grad(v, spelling, t):
+    with torch.no_grad():
+        _update(v, spelling, t)
 
 
 # > VIEW-13: A view taken inside `torch.no_grad()` is accepted when modified in place inside `torch.no_grad()`
@@ -404,21 +482,21 @@ def test_no_grad_view_refusal_changes_no_version(device, spelling, kind):
 @pytest.mark.clause("VIEW-13")
 @pytest.mark.parametrize("spelling", NO_GRAD_SPELLINGS)
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf", "plain"])
-def test_no_grad_view_modified_under_no_grad(device, spelling, kind):
+def test_no_grad_view_modified_under_no_grad(device, spelling, kind, run):
     x = _base_of(kind, device)
     with torch.no_grad():
         v = x[1:]
-        _update(v, spelling)
+    run(_update_under_no_grad, v, spelling, _t(v))
     assert x._version == v._version > 0
 
 
 @pytest.mark.clause("VIEW-13")
 @pytest.mark.parametrize("spelling", NO_GRAD_SPELLINGS)
-def test_no_grad_view_of_plain_tensor_modified_with_grad(device, spelling):
+def test_no_grad_view_of_plain_tensor_modified_with_grad(device, spelling, run):
     x = _base_of("plain", device)
     with torch.no_grad():
         v = x[1:]
-    _update(v, spelling)
+    run(_update, v, spelling, _t(v))
     assert (x.requires_grad, v.requires_grad) == (False, False)
     assert x._version == v._version > 0
 
@@ -427,11 +505,11 @@ def test_no_grad_view_of_plain_tensor_modified_with_grad(device, spelling):
 # > values of its base at the positions the view covers.
 @pytest.mark.clause("VIEW-18")
 @pytest.mark.parametrize("spelling", NO_GRAD_SPELLINGS)
-def test_no_grad_view_modified_under_no_grad_values(device, spelling):
+def test_no_grad_view_modified_under_no_grad_values(device, spelling, run):
     x = _base_of("leaf", device)
     with torch.no_grad():
         v = x[1:]
-        _update(v, spelling)
+    run(_update_under_no_grad, v, spelling, _t(v))
     assert_values(x, AFTER[spelling], f"x after {spelling} on a no_grad view")
 
 
@@ -489,38 +567,43 @@ def test_multi_output_views_are_views(device, op):
 @pytest.mark.parametrize("spelling", MULTI_SPELLINGS)
 @pytest.mark.parametrize("op", list(MULTI_OUTPUT))
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
-def test_multi_output_view_inplace_raises(device, spelling, op, kind):
+def test_multi_output_view_inplace_raises(device, spelling, op, kind, run):
     x = _vector(kind, device)
     o = MULTI_OUTPUT[op](x)[0]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with raises(RuntimeError, MULTI):
-            _multi_update(o, spelling)
+            run(_multi_update, o, spelling)
     assert [str(w.message) for w in caught] == []
 
 
 @pytest.mark.clause("VIEW-15")
 @pytest.mark.parametrize("op", list(MULTI_OUTPUT))
-def test_multi_output_view_inplace_with_operand_requiring_grad_raises(device, op):
+def test_multi_output_view_inplace_with_operand_requiring_grad_raises(device, op, run):
     x = _vector("plain", device)
     o = MULTI_OUTPUT[op](x)[0]
     w = torch.ones_like(o).requires_grad_()
     with raises(RuntimeError, MULTI):
-        _multi_update(o, "o.mul_(w)", w)
+        run(_multi_update, o, "o.mul_(w)", w)
 
 
 # > VIEW-16: That refused operation changes no `_version` and does not replace the `grad_fn` of the input.
 @pytest.mark.clause("VIEW-16")
 @pytest.mark.parametrize("op", list(MULTI_OUTPUT))
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
-def test_multi_output_view_refusal_changes_nothing(device, op, kind):
+def test_multi_output_view_refusal_changes_nothing(device, op, kind, run):
     x = _vector(kind, device)
     fn = x.grad_fn
     outs = MULTI_OUTPUT[op](x)
     with pytest.raises(RuntimeError):
-        outs[0].mul_(2)
+        run(_mul2, outs[0])
     assert x._version == 0 and all(o._version == 0 for o in outs)
     assert x.grad_fn is fn
+
+
+def _multi_update_grad_mode(o, spelling, enabled):
+    with torch.set_grad_enabled(enabled):
+        _multi_update(o, spelling)
 
 
 # > VIEW-17: The same operations are accepted inside `torch.no_grad()`, whether `x` is a leaf that requires grad,
@@ -533,11 +616,10 @@ def test_multi_output_view_refusal_changes_nothing(device, op, kind):
     ("kind", "mode"),
     [("leaf", "no_grad"), ("non-leaf", "no_grad"), ("plain", "no_grad"), ("plain", "grad mode enabled")],
 )
-def test_multi_output_view_inplace_accepted(device, spelling, op, kind, mode):
+def test_multi_output_view_inplace_accepted(device, spelling, op, kind, mode, run):
     x = _vector(kind, device)
     outs = MULTI_OUTPUT[op](x)
-    with torch.set_grad_enabled(mode != "no_grad"):
-        _multi_update(outs[0], spelling)
+    run(_multi_update_grad_mode, outs[0], spelling, mode != "no_grad")
     assert x._version > 0 and all(o._version == x._version for o in outs)
 
 
