@@ -428,11 +428,11 @@ def test_hook_on_tensor_without_grad_raises(device):
         torch.ones(2, device=device).register_hook(lambda g: g)
 
 
-# > GRAD-65: `p.register_post_accumulate_grad_hook(h)` makes each `backward()` that reaches `p` call `h(p)` once, with
-# > `p` itself, after `p.grad` holds the accumulated gradient. The hook may update `p` in place under no_grad and
-# > reset `p.grad = None`.
-@pytest.mark.clause("GRAD-65")
-def test_post_accumulate_grad_hook_updates_parameter(device, run):
+def fused_step(device, run):
+    """GRAD-65's set-up: `p = [1, 2]`, the hook's update run by ``run``, two backward passes of `(p * p).sum()`.
+
+    Returns what each pass leaves: (calls of the hook, p, p.grad, _version increase, is a leaf that requires grad).
+    """
     p = leaf(device)
     calls = []
 
@@ -448,14 +448,39 @@ def test_post_accumulate_grad_hook_updates_parameter(device, run):
         compiled(t)
 
     p.register_post_accumulate_grad_hook(step)
-    version = p._version
-    (p * p).sum().backward()
-    assert calls == [(True, [2.0, 4.0])], calls
-    assert_values(p, [0.5, 1.0], "p after one backward")
-    assert (p.is_leaf, p.requires_grad, p.grad, p._version) == (True, True, None, version + 1)
-    (p * p).sum().backward()
-    assert calls[1:] == [(True, [1.0, 2.0])], calls  # once more: once per backward
-    assert_values(p, [0.25, 0.5], "p after two backward passes")
+    seen = []
+    for _ in range(2):
+        version = p._version
+        (p * p).sum().backward()
+        grad = None if p.grad is None else p.grad.tolist()
+        seen.append((list(calls), p.tolist(), grad, p._version - version, (p.is_leaf, p.requires_grad)))
+    return seen
+
+
+# > GRAD-65: `p.register_post_accumulate_grad_hook(h)` makes each `backward()` that reaches `p` call `h(p)` once, with
+# > `p` itself, after `p.grad` holds the accumulated gradient. The hook may update `p` in place under no_grad and
+# > reset `p.grad = None`.
+@pytest.mark.clause("GRAD-65")
+def test_post_accumulate_grad_hook_updates_parameter(device, run):
+    first, second = fused_step(device, run)
+    assert first == ([(True, [2.0, 4.0])], [0.5, 1.0], None, 1, (True, True)), first
+    assert second == ([(True, [2.0, 4.0]), (True, [1.0, 2.0])], [0.25, 0.5], None, 1, (True, True)), second
+
+
+# > GRAD-90 (compile, 2.1 to 2.8): as GRAD-65, the size of the `_version` increase UNSPECIFIED.
+# > GRAD-91 (compile, since 2.8): the compiled `t.grad = None` is lost; p.grad stays [2, 4], then [3, 6].
+@pytest.mark.clause("GRAD-90")
+def test_post_accumulate_grad_hook_updates_parameter_compiled(device, run):
+    (c1, p1, g1, v1, k1), (c2, p2, g2, v2, k2) = fused_step(device, run)
+    assert (c1, p1, g1, v1 > 0, k1) == ([(True, [2.0, 4.0])], [0.5, 1.0], None, True, (True, True))
+    assert (c2, p2, g2, v2 > 0, k2) == ([(True, [2.0, 4.0]), (True, [1.0, 2.0])], [0.25, 0.5], None, True, (True, True))
+
+
+@pytest.mark.clause("GRAD-91")
+def test_post_accumulate_grad_hook_compiled_loses_grad_reset(device, run):
+    (c1, p1, g1, v1, k1), (c2, p2, g2, v2, k2) = fused_step(device, run)
+    assert (c1, p1, g1, v1 > 0, k1) == ([(True, [2.0, 4.0])], [0.5, 1.0], [2.0, 4.0], True, (True, True))
+    assert (c2, p2, g2, v2 > 0) == ([(True, [2.0, 4.0]), (True, [3.0, 6.0])], [-0.25, -0.5], [3.0, 6.0], True)
 
 
 # > GRAD-66: `t.register_post_accumulate_grad_hook(h)` on a non-leaf raises RuntimeError "post accumulate grad hooks
