@@ -18,6 +18,8 @@ FACTORIES = {
     "torch.randn": lambda device, **kw: torch.randn(2, device=device, **kw),
 }
 INT_DTYPES = [torch.int64, torch.int32, torch.int8, torch.uint8, torch.bool]
+
+
 def _set_attr(flag):
     def step(t):
         t.requires_grad = flag
