@@ -53,6 +53,7 @@ class ClauseDirective(SphinxDirective):
         "until": directives.unchanged,
         "needs": directives.unchanged,
         "devices": directives.unchanged,
+        "modes": directives.unchanged,
         "withdrawn": directives.unchanged,
     }
 
