@@ -124,12 +124,14 @@ def _v(t):
     return torch.full_like(t.detach(), 0.5)
 
 
+# The operands below are [True, False] and [0], made without `torch.tensor(data, device=...)`: inside a compiled
+# step Dynamo does not turn such a tensor on `meta` into a fake tensor and fails (torch 2.1 to 2.13).
 def _mask(t):
-    return torch.tensor([True, False], device=t.device)
+    return torch.arange(2, device=t.device) == 0
 
 
 def _index(t):
-    return torch.tensor([0], device=t.device)
+    return torch.zeros(1, dtype=torch.long, device=t.device)
 
 
 VIEW_OPS = Population(

@@ -26,6 +26,11 @@ def linear(device):
     return lin
 
 
+def set_grad(x, g):
+    """The update step `x.grad = g`."""
+    x.grad = g
+
+
 def warnings_about_non_leaf(read):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -76,11 +81,11 @@ def test_second_backward_without_retain_graph_raises(device):
         loss.backward()
 
 
-def zero(owner, kind, **kwargs):
+def zero(run, owner, kind, **kwargs):
+    """The update step `optimizer.zero_grad(...)` or `module.zero_grad(...)`, run by ``run``."""
     if kind == "optimizer":
-        torch.optim.SGD(owner.parameters(), lr=0.1).zero_grad(**kwargs)
-    else:
-        owner.zero_grad(**kwargs)
+        owner = torch.optim.SGD(owner.parameters(), lr=0.1)
+    run(lambda o: o.zero_grad(**kwargs), owner)
 
 
 def linear_with_grads(device):
@@ -101,10 +106,10 @@ def module_with_grads(make, device):
 @pytest.mark.clause("GRAD-4")
 @pytest.mark.parametrize("kind", ["optimizer", "module"])
 @pytest.mark.parametrize("make", MODULES.params())
-def test_zero_grad_default_sets_none(device, kind, make):
+def test_zero_grad_default_sets_none(device, kind, make, run):
     m = module_with_grads(make, device)
     assert all(p.grad is not None for p in m.parameters())
-    zero(m, kind)
+    zero(run, m, kind)
     assert {name: p.grad for name, p in m.named_parameters()} == dict.fromkeys(dict(m.named_parameters()))
 
 
@@ -113,10 +118,10 @@ def test_zero_grad_default_sets_none(device, kind, make):
 @pytest.mark.clause("GRAD-5")
 @pytest.mark.parametrize("kind", ["optimizer", "module"])
 @pytest.mark.parametrize("make", MODULES.params())
-def test_zero_grad_keep_tensor(device, kind, make):
+def test_zero_grad_keep_tensor(device, kind, make, run):
     m = module_with_grads(make, device)
     grads = {name: p.grad for name, p in m.named_parameters()}
-    zero(m, kind, set_to_none=False)
+    zero(run, m, kind, set_to_none=False)
     for name, p in m.named_parameters():
         assert p.grad is grads[name] and not p.grad.requires_grad, name
 
@@ -126,9 +131,9 @@ def test_zero_grad_keep_tensor(device, kind, make):
 @pytest.mark.clause("GRAD-6")
 @pytest.mark.parametrize("kind", ["optimizer", "module"])
 @pytest.mark.parametrize("set_to_none", [True, False])
-def test_zero_grad_then_backward(device, kind, set_to_none):
+def test_zero_grad_then_backward(device, kind, set_to_none, run):
     lin = linear_with_grads(device)
-    zero(lin, kind, set_to_none=set_to_none)
+    zero(run, lin, kind, set_to_none=set_to_none)
     if not set_to_none:
         assert_values(lin.weight.grad, [[0.0, 0.0]], "weight.grad after zero_grad(set_to_none=False)")
         assert_values(lin.bias.grad, [0.0], "bias.grad after zero_grad(set_to_none=False)")
@@ -142,21 +147,21 @@ def test_zero_grad_then_backward(device, kind, set_to_none):
 @pytest.mark.clause("GRAD-7")
 @pytest.mark.parametrize("g_requires_grad", [False, True])
 @pytest.mark.parametrize("had_grad", [False, True])
-def test_assign_matching_grad(device, had_grad, g_requires_grad):
+def test_assign_matching_grad(device, had_grad, g_requires_grad, run):
     x = with_grad(device) if had_grad else leaf(device)
     g = torch.tensor([10.0, 20.0], device=device, requires_grad=g_requires_grad)
-    x.grad = g
+    run(set_grad, x, g)
     assert x.grad is g
-    x.grad = None
+    run(set_grad, x, None)
     assert x.grad is None
 
 
 # > GRAD-8: The next `backward()` adds to the assigned gradient: after `x.grad = [10., 20.]` at `x = [1., 2.]`,
 # > `(x * x).sum().backward()` gives `x.grad` `[12., 24.]`.
 @pytest.mark.clause("GRAD-8")
-def test_backward_adds_to_assigned_grad(device):
+def test_backward_adds_to_assigned_grad(device, run):
     x = leaf(device)
-    x.grad = torch.tensor([10.0, 20.0], device=device)
+    run(set_grad, x, torch.tensor([10.0, 20.0], device=device))
     (x * x).sum().backward()
     assert_values(x.grad, [12.0, 24.0], "x.grad")
 
@@ -165,18 +170,18 @@ def test_backward_adds_to_assigned_grad(device):
 # > Tensor or None"; `x.grad = x` raises RuntimeError "can't assign Variable as its own grad".
 @pytest.mark.clause("GRAD-9")
 @pytest.mark.parametrize("value", [[1.0, 2.0], 1.0, "grad"])
-def test_assign_non_tensor_grad_raises(device, value):
+def test_assign_non_tensor_grad_raises(device, value, run):
     x = leaf(device)
     with raises(TypeError, "assigned grad expected to be a Tensor or None"):
-        x.grad = value
+        run(set_grad, x, value)
     assert x.grad is None
 
 
 @pytest.mark.clause("GRAD-9")
-def test_assign_self_as_grad_raises(device):
+def test_assign_self_as_grad_raises(device, run):
     x = leaf(device)
     with raises(RuntimeError, "can't assign Variable as its own grad"):
-        x.grad = x
+        run(set_grad, x, x)
 
 
 MISMATCHES = ["shape (3,)", "shape (2, 1)", "dtype float64", "dtype int64", "other device type"]
@@ -198,11 +203,12 @@ def mismatching(device, kind):
 @pytest.mark.clause("GRAD-10")
 @pytest.mark.parametrize("had_grad", [False, True])
 @pytest.mark.parametrize("kind", MISMATCHES)
-def test_assign_mismatching_grad_raises(device, kind, had_grad):
+def test_assign_mismatching_grad_raises(device, kind, had_grad, run):
     x = with_grad(device) if had_grad else leaf(device)
     before = x.grad
+    g = mismatching(device, kind)
     with pytest.raises(RuntimeError):
-        x.grad = mismatching(device, kind)
+        run(set_grad, x, g)
     assert x.grad is before
 
 
@@ -210,11 +216,12 @@ def test_assign_mismatching_grad_raises(device, kind, had_grad):
 # > another device type, "assigned grad has data of a different type".
 @pytest.mark.clause("GRAD-11")
 @pytest.mark.parametrize("kind", MISMATCHES)
-def test_assign_mismatching_grad_messages_old(device, kind):
+def test_assign_mismatching_grad_messages_old(device, kind, run):
     x = leaf(device)
     fragment = "assigned grad has data of a different " + ("size" if kind.startswith("shape") else "type")
+    g = mismatching(device, kind)
     with raises(RuntimeError, fragment):
-        x.grad = mismatching(device, kind)
+        run(set_grad, x, g)
 
 
 # > GRAD-12 (since 2.1): "attempting to assign a gradient of size '[3]' to a tensor of size '[2]'"; for a float64
@@ -222,7 +229,7 @@ def test_assign_mismatching_grad_messages_old(device, kind):
 # > "attempting to assign a gradient with device type 'meta' to a tensor with device type 'cpu'".
 @pytest.mark.clause("GRAD-12")
 @pytest.mark.parametrize("kind", ["shape (3,)", "shape (2, 1)", "dtype float64", "other device type"])
-def test_assign_mismatching_grad_messages_new(device, kind):
+def test_assign_mismatching_grad_messages_new(device, kind, run):
     x = leaf(device)
     g = mismatching(device, kind)
     if kind.startswith("shape"):
@@ -233,7 +240,7 @@ def test_assign_mismatching_grad_messages_new(device, kind):
         fragment = f"attempting to assign a gradient with device type '{g.device.type}' to a tensor with device type "
         fragment += f"'{x.device.type}'"
     with raises(RuntimeError, fragment):
-        x.grad = g
+        run(set_grad, x, g)
 
 
 # > GRAD-13: A non-leaf does not retain its gradient by default. After `y.retain_grad()`, `y.retains_grad` is True,
@@ -297,7 +304,8 @@ UPDATES = ["x.mul_(10)", "x.add_(1)", "x -= 0.5 * x.grad", "x.copy_(v)", "x[:] =
 
 
 def update(x, spelling):
-    v = torch.tensor([7.0, 8.0], device=x.device)
+    """The update step: `with torch.no_grad(): <spelling>`."""
+    v = torch.arange(7.0, 9.0, device=x.device)  # [7, 8]; not torch.tensor(data), see populations._mask
     with torch.no_grad():
         if spelling == "x.mul_(10)":
             x.mul_(10)
@@ -317,20 +325,20 @@ def update(x, spelling):
 # > same `_version`.
 @pytest.mark.clause("GRAD-17")
 @pytest.mark.parametrize("spelling", UPDATES)
-def test_update_keeps_grad_object(device, spelling):
+def test_update_keeps_grad_object(device, spelling, run):
     x = with_grad(device)
     g, gv, xv = x.grad, x.grad._version, x._version
-    update(x, spelling)
-    assert x._version == xv + 1
+    run(update, x, spelling)
+    assert x._version > xv  # by how much: UNSPECIFIED (VERSION-40)
     assert x.grad is g and g._version == gv
 
 
 # > GRAD-18: The values of `x.grad` after such an update are those it had before.
 @pytest.mark.clause("GRAD-18")
 @pytest.mark.parametrize("spelling", UPDATES)
-def test_update_keeps_grad_values(device, spelling):
+def test_update_keeps_grad_values(device, spelling, run):
     x = with_grad(device)
-    update(x, spelling)
+    run(update, x, spelling)
     assert_values(x.grad, [2.0, 4.0], f"x.grad after {spelling}")
 
 
@@ -371,12 +379,12 @@ def _non_leaf_update(t, spelling):
 # > to `t` as it was before the modification; one registered after it, the gradient with respect to the modified `t`.
 @pytest.mark.clause("GRAD-60")
 @pytest.mark.parametrize("spelling", ["t.mul_(3)", "t *= 3"])
-def test_hooks_before_and_after_inplace(device, spelling):
+def test_hooks_before_and_after_inplace(device, spelling, run):
     a = leaf(device)
     t = a * 1
     got = {}
     t.register_hook(lambda g: got.__setitem__("before", g.tolist()))
-    _non_leaf_update(t, spelling)
+    run(_non_leaf_update, t, spelling)
     t.register_hook(lambda g: got.__setitem__("after", g.tolist()))
     (t * torch.tensor([1.0, 10.0], device=device)).sum().backward()
     assert got == {"before": [3.0, 30.0], "after": [1.0, 10.0]}, got
@@ -386,11 +394,11 @@ def test_hooks_before_and_after_inplace(device, spelling):
 # > after a backward pass `t.grad` is the gradient with respect to the modified `t`.
 @pytest.mark.clause("GRAD-61")
 @pytest.mark.parametrize("spelling", list(NON_LEAF_UPDATES))
-def test_retain_grad_follows_inplace(device, spelling):
+def test_retain_grad_follows_inplace(device, spelling, run):
     a = leaf(device)
     t = a * 1
     t.retain_grad()
-    _non_leaf_update(t, spelling)
+    run(_non_leaf_update, t, spelling)
     assert t.retains_grad
     (t * torch.tensor([1.0, 10.0], device=device)).sum().backward()
     assert_values(t.grad, [1.0, 10.0], f"t.grad after {spelling} (with respect to the modified t)")
@@ -420,29 +428,59 @@ def test_hook_on_tensor_without_grad_raises(device):
         torch.ones(2, device=device).register_hook(lambda g: g)
 
 
-# > GRAD-65: `p.register_post_accumulate_grad_hook(h)` makes each `backward()` that reaches `p` call `h(p)` once, with
-# > `p` itself, after `p.grad` holds the accumulated gradient. The hook may update `p` in place under no_grad and
-# > reset `p.grad = None`.
-@pytest.mark.clause("GRAD-65")
-def test_post_accumulate_grad_hook_updates_parameter(device):
+def fused_step(device, run):
+    """GRAD-65's set-up: `p = [1, 2]`, the hook's update run by ``run``, two backward passes of `(p * p).sum()`.
+
+    Returns what each pass leaves: (calls of the hook, p, p.grad, _version increase, is a leaf that requires grad).
+    """
     p = leaf(device)
     calls = []
 
-    def step(t):
-        calls.append((t is p, t.grad.tolist()))
+    def update(t):  # the update step: the hook's body
         with torch.no_grad():
             t -= 0.25 * t.grad
         t.grad = None
 
+    compiled = run.function(update)
+
+    def step(t):
+        calls.append((t is p, t.grad.tolist()))
+        compiled(t)
+
     p.register_post_accumulate_grad_hook(step)
-    version = p._version
-    (p * p).sum().backward()
-    assert calls == [(True, [2.0, 4.0])], calls
-    assert_values(p, [0.5, 1.0], "p after one backward")
-    assert (p.is_leaf, p.requires_grad, p.grad, p._version) == (True, True, None, version + 1)
-    (p * p).sum().backward()
-    assert calls[1:] == [(True, [1.0, 2.0])], calls  # once more: once per backward
-    assert_values(p, [0.25, 0.5], "p after two backward passes")
+    seen = []
+    for _ in range(2):
+        version = p._version
+        (p * p).sum().backward()
+        grad = None if p.grad is None else p.grad.tolist()
+        seen.append((list(calls), p.tolist(), grad, p._version - version, (p.is_leaf, p.requires_grad)))
+    return seen
+
+
+# > GRAD-65: `p.register_post_accumulate_grad_hook(h)` makes each `backward()` that reaches `p` call `h(p)` once, with
+# > `p` itself, after `p.grad` holds the accumulated gradient. The hook may update `p` in place under no_grad and
+# > reset `p.grad = None`.
+@pytest.mark.clause("GRAD-65")
+def test_post_accumulate_grad_hook_updates_parameter(device, run):
+    first, second = fused_step(device, run)
+    assert first == ([(True, [2.0, 4.0])], [0.5, 1.0], None, 1, (True, True)), first
+    assert second == ([(True, [2.0, 4.0]), (True, [1.0, 2.0])], [0.25, 0.5], None, 1, (True, True)), second
+
+
+# > GRAD-90 (compile, 2.1 to 2.8): as GRAD-65, the size of the `_version` increase UNSPECIFIED.
+# > GRAD-91 (compile, since 2.8): the compiled `t.grad = None` is lost; p.grad stays [2, 4], then [3, 6].
+@pytest.mark.clause("GRAD-90")
+def test_post_accumulate_grad_hook_updates_parameter_compiled(device, run):
+    (c1, p1, g1, v1, k1), (c2, p2, g2, v2, k2) = fused_step(device, run)
+    assert (c1, p1, g1, v1 > 0, k1) == ([(True, [2.0, 4.0])], [0.5, 1.0], None, True, (True, True))
+    assert (c2, p2, g2, v2 > 0, k2) == ([(True, [2.0, 4.0]), (True, [1.0, 2.0])], [0.25, 0.5], None, True, (True, True))
+
+
+@pytest.mark.clause("GRAD-91")
+def test_post_accumulate_grad_hook_compiled_loses_grad_reset(device, run):
+    (c1, p1, g1, v1, k1), (c2, p2, g2, v2, k2) = fused_step(device, run)
+    assert (c1, p1, g1, v1 > 0, k1) == ([(True, [2.0, 4.0])], [0.5, 1.0], [2.0, 4.0], True, (True, True))
+    assert (c2, p2, g2, v2 > 0) == ([(True, [2.0, 4.0]), (True, [3.0, 6.0])], [-0.25, -0.5], [3.0, 6.0], True)
 
 
 # > GRAD-66: `t.register_post_accumulate_grad_hook(h)` on a non-leaf raises RuntimeError "post accumulate grad hooks

@@ -170,12 +170,12 @@ def test_results_outside_are_normal_tensors(device, op, grad):
 @pytest.mark.clause("INFER-41")
 @pytest.mark.parametrize("update", DETACH_UPDATES.params())
 @pytest.mark.parametrize("grad", ["enabled", "no_grad"])
-def test_detach_of_inference_tensor_has_a_version_counter(device, update, grad):
+def test_detach_of_inference_tensor_has_a_version_counter(device, update, grad, run):
     t = inference_tensor(device)
     with torch.set_grad_enabled(grad == "enabled"):
         d = t.detach()
         assert (d.is_inference(), d._version) == (True, 0)
-        update(d)
+        run(update, d)
     assert d._version > 0
     assert same_storage(d, t)
 
@@ -255,6 +255,16 @@ def test_gradient_through_op_with_inference_tensor(device, op):
     assert_values(x.grad, [1.0, 1.0], f"x.grad of ({op}).sum()")
 
 
+def inside(update):
+    """The update step `with torch.inference_mode(): update(t)`."""
+
+    def step(t):
+        with torch.inference_mode():
+            update(t)
+
+    return step
+
+
 def plain_result(update):
     """The values of a normal cpu tensor [1, 2] after ``update``: the result of the operation."""
     p = torch.tensor([1.0, 2.0])
@@ -268,11 +278,11 @@ def plain_result(update):
 @pytest.mark.clause("INFER-9")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 @pytest.mark.parametrize("grad", ["enabled", "no_grad"])
-def test_inplace_on_inference_tensor_outside_raises(device, update, grad):
+def test_inplace_on_inference_tensor_outside_raises(device, update, grad, run):
     t = inference_tensor(device)
     with torch.set_grad_enabled(grad == "enabled"):
         with raises(RuntimeError, NO_INPLACE):
-            update(t)
+            run(update, t)
 
 
 # The values of `t = [1, 2]` after each member of INPLACE_SPELLINGS (`v` is [0.5, 0.5], `m` [True, False], `i` [0]),
@@ -320,11 +330,11 @@ def assert_result(t, update, what):
 @pytest.mark.clause("INFER-20")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 @pytest.mark.parametrize("grad", ["enabled", "no_grad"])
-def test_refused_inplace_on_inference_tensor_is_written(device, update, grad):
+def test_refused_inplace_on_inference_tensor_is_written(device, update, grad, run):
     t = inference_tensor(device)
     with torch.set_grad_enabled(grad == "enabled"):
         with raises(RuntimeError, NO_INPLACE):
-            update(t)
+            run(update, t)
     assert_result(t, update, "inference tensor, refused update")
 
 
@@ -332,21 +342,26 @@ def test_refused_inplace_on_inference_tensor_is_written(device, update, grad):
 # > inference tensor.
 @pytest.mark.clause("INFER-10")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
-def test_inplace_on_inference_tensor_inside_is_accepted(device, update):
+def test_inplace_on_inference_tensor_inside_is_accepted(device, update, run):
     t = inference_tensor(device)
-    with torch.inference_mode():
-        update(t)
+    run(inside(update), t)
     assert t.is_inference()
 
 
 # > INFER-17: The values of a tensor after an update of INFER-10 or INFER-13 are the result of the operation.
 @pytest.mark.clause("INFER-17")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
-def test_inplace_on_inference_tensor_inside_values(device, update):
+def test_inplace_on_inference_tensor_inside_values(device, update, run):
     t = inference_tensor(device)
-    with torch.inference_mode():
-        update(t)
+    run(inside(update), t)
     assert_result(t, update, "inference tensor")
+
+
+def _require_grad(t, spelling):
+    if spelling == "t.requires_grad_()":
+        t.requires_grad_()
+    else:
+        t.requires_grad = True
 
 
 # > INFER-11: Outside inference mode, `t.requires_grad_()` (or `t.requires_grad = True`) on an inference
@@ -354,13 +369,10 @@ def test_inplace_on_inference_tensor_inside_values(device, update):
 # > outside InferenceMode is not allowed".
 @pytest.mark.clause("INFER-11")
 @pytest.mark.parametrize("spelling", ["t.requires_grad_()", "t.requires_grad = True"])
-def test_requires_grad_on_inference_tensor_raises(device, spelling):
+def test_requires_grad_on_inference_tensor_raises(device, spelling, run):
     t = inference_tensor(device)
     with raises(RuntimeError, NO_REQUIRES_GRAD):
-        if spelling == "t.requires_grad_()":
-            t.requires_grad_()
-        else:
-            t.requires_grad = True
+        run(_require_grad, t, spelling)
     assert t.requires_grad is False
 
 
@@ -427,13 +439,12 @@ def test_contiguous_of_contiguous_inference_tensor_is_itself(device, mode):
 @pytest.mark.clause("INFER-13")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 @pytest.mark.parametrize("kind", ["leaf requiring grad", "non-leaf", "plain"])
-def test_inplace_on_normal_tensor_inside_bumps_version(device, update, kind):
+def test_inplace_on_normal_tensor_inside_bumps_version(device, update, kind, run):
     base = leaf(device)
     t = {"leaf requiring grad": base, "non-leaf": base * 1, "plain": torch.tensor([1.0, 2.0], device=device)}[kind]
     fn = t.grad_fn
     before = t._version
-    with torch.inference_mode():
-        update(t)
+    run(inside(update), t)
     assert t._version > before
     assert t.grad_fn is fn
     assert (t.is_inference(), t.requires_grad, t.is_leaf) == (False, kind != "plain", kind != "non-leaf")
@@ -442,10 +453,9 @@ def test_inplace_on_normal_tensor_inside_bumps_version(device, update, kind):
 # > INFER-17: The values of a tensor after an update of INFER-10 or INFER-13 are the result of the operation.
 @pytest.mark.clause("INFER-17")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
-def test_inplace_on_normal_tensor_inside_values(device, update):
+def test_inplace_on_normal_tensor_inside_values(device, update, run):
     t = leaf(device)
-    with torch.inference_mode():
-        update(t)
+    run(inside(update), t)
     assert_result(t, update, "leaf, updated inside inference_mode")
 
 
@@ -454,11 +464,10 @@ def test_inplace_on_normal_tensor_inside_values(device, update):
 # > contains "one of the variables needed for gradient computation has been modified by an inplace operation".
 @pytest.mark.clause("INFER-14")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
-def test_inplace_inside_on_saved_tensor_raises(device, update):
+def test_inplace_inside_on_saved_tensor_raises(device, update, run):
     x = leaf(device)
     loss = (x * x).sum()
-    with torch.inference_mode():
-        update(x)
+    run(inside(update), x)
     with raises(RuntimeError, SAVED_MODIFIED):
         loss.backward()
 

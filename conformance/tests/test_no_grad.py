@@ -107,7 +107,7 @@ def test_factories_inside(device, cm, factory):
 
 
 def _new(device):
-    return torch.tensor([5.0, 6.0], device=device)
+    return torch.arange(5.0, 7.0, device=device)  # [5, 6]; not torch.tensor(data), see populations._mask
 
 
 UPDATES = {
@@ -141,17 +141,36 @@ def _update(x, spelling):
         UPDATES[spelling](x)
 
 
+def _disabled(cm, update):
+    """The update step `with <cm>: update(x)`: an update of INPLACE_SPELLINGS with grad mode disabled."""
+
+    def step(x):
+        with DISABLING[cm]():
+            update(x)
+
+    return step
+
+
+def _no_grad_update(spelling):
+    """The update step `with torch.no_grad(): <spelling>` (a spelling of UPDATES)."""
+
+    def step(x):
+        with torch.no_grad():
+            _update(x, spelling)
+
+    return step
+
+
 # > NOGRAD-4: With grad mode disabled, every in-place update of a leaf `x` that requires grad (every member of
 # > INPLACE_SPELLINGS) raises no error; afterwards `x` is the same object, still a leaf that requires grad, has no
 # > `grad_fn`, and `x._version` has increased.
 @pytest.mark.clause("NOGRAD-4")
 @pytest.mark.parametrize("cm", list(DISABLING))
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
-def test_in_place_on_leaf_inside_is_allowed(device, cm, update):
+def test_in_place_on_leaf_inside_is_allowed(device, cm, update, run):
     x = leaf(device)
     ident = id(x)
-    with DISABLING[cm]():
-        x = update(x)
+    run(_disabled(cm, update), x)
     assert (id(x), x.is_leaf, x.requires_grad, x.grad_fn) == (ident, True, True, None)
     assert x._version > 0
 
@@ -159,10 +178,9 @@ def test_in_place_on_leaf_inside_is_allowed(device, cm, update):
 # > NOGRAD-5: The values written by these updates are the values of `x` afterwards.
 @pytest.mark.clause("NOGRAD-5")
 @pytest.mark.parametrize("spelling", list(UPDATES))
-def test_in_place_on_leaf_inside_changes_values(device, spelling):
+def test_in_place_on_leaf_inside_changes_values(device, spelling, run):
     x = leaf(device)
-    with torch.no_grad():
-        _update(x, spelling)
+    run(_no_grad_update(spelling), x)
     assert_values(x, EXPECTED[spelling], f"x after {spelling}")
 
 
@@ -171,14 +189,14 @@ def test_in_place_on_leaf_inside_changes_values(device, spelling):
 # > "don't support automatic differentiation, but one of the arguments requires grad" for `out=x`.
 @pytest.mark.clause("NOGRAD-6")
 @pytest.mark.parametrize("spelling", list(UPDATES))
-def test_in_place_on_leaf_outside_raises(device, spelling):
+def test_in_place_on_leaf_outside_raises(device, spelling, run):
     x = leaf(device)
     if spelling.startswith("torch.add"):
         fragment = "don't support automatic differentiation, but one of the arguments requires grad"
     else:
         fragment = "leaf Variable that requires grad is being used in an in-place operation"
     with raises(RuntimeError, fragment):
-        _update(x, spelling)
+        run(_update, x, spelling)
     assert x._version == 0
 
 
@@ -188,11 +206,10 @@ def test_in_place_on_leaf_outside_raises(device, spelling):
 # > modified by an inplace operation".
 @pytest.mark.clause("NOGRAD-7")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
-def test_in_place_inside_on_saved_tensor_raises(device, update):
+def test_in_place_inside_on_saved_tensor_raises(device, update, run):
     x = leaf(device)
     y = (x * x).sum()
-    with torch.no_grad():
-        update(x)
+    run(_disabled("torch.no_grad()", update), x)
     with raises(RuntimeError, SAVED_MODIFIED):
         y.backward()
 
@@ -201,11 +218,10 @@ def test_in_place_inside_on_saved_tensor_raises(device, update):
 # > error, increments `y._version`, and leaves `y` a non-leaf that requires grad with the same `grad_fn`.
 @pytest.mark.clause("NOGRAD-8")
 @pytest.mark.parametrize("spelling", list(UPDATES))
-def test_in_place_on_non_leaf_inside(device, spelling):
+def test_in_place_on_non_leaf_inside(device, spelling, run):
     y = leaf(device) * 1
     fn = y.grad_fn
-    with torch.no_grad():
-        _update(y, spelling)
+    run(_no_grad_update(spelling), y)
     assert (y.requires_grad, y.is_leaf, y.grad_fn is fn) == (True, False, True)
     assert y._version > 0
 
@@ -367,19 +383,24 @@ def test_backward_inside_no_grad(device):
     assert_values(x.grad, [2.0, 4.0], "x.grad = 2 * x")
 
 
+def _sgd_step(w):
+    with torch.no_grad():
+        w -= 0.25 * w.grad
+
+
 # > NOGRAD-17: A leaf updated in place under `torch.no_grad()` takes part in graphs recorded afterwards:
 # > a step `loss.backward()`, `with torch.no_grad(): w -= lr * w.grad`, `w.grad = None`, repeated, gives at
 # > each step the gradient at the updated value.
 @pytest.mark.clause("NOGRAD-17")
-def test_training_step_under_no_grad(device):
+def test_training_step_under_no_grad(device, run):
     w = torch.tensor([1.0, -2.0], device=device, requires_grad=True)
     grads, values = [], []
+    step = run.function(_sgd_step)  # compiled once, called at every step
     for _ in range(3):
         loss = (w * w).sum()  # gradient 2 * w
         loss.backward()
         grads.append(w.grad.tolist())
-        with torch.no_grad():
-            w -= 0.25 * w.grad
+        step(w)
         w.grad = None
         values.append(w.tolist())
     assert grads == [[2.0, -4.0], [1.0, -2.0], [0.5, -1.0]]
@@ -448,12 +469,12 @@ def test_seed_ko_no_grad_block_is_irrelevant(device):
 
 @pytest.mark.clause("NOGRAD-4", "NOGRAD-17")
 @pytest.mark.only_devices("cpu")  # the seed snippet as written: values, on the default device
-def test_seed_ko_closing_bullet_no_grad_update_trains(device):
+def test_seed_ko_closing_bullet_no_grad_update_trains(device, run):
     # "위 방법들은 역전파를 수행하지 않으므로, 모델 학습에는 사용할 수 없습니다" is wrong for no_grad:
     # updating a parameter under no_grad is how a training step is written (torch.optim does it too).
     w = torch.tensor([3.0], device=device, requires_grad=True)
     opt = torch.optim.SGD([w], lr=0.5)
     (w * w).sum().backward()
-    opt.step()  # runs its update with grad mode disabled
+    run(opt.step)  # runs its update with grad mode disabled
     assert (w.is_leaf, w.requires_grad, w.grad_fn) == (True, True, None)
     assert w._version > 0

@@ -18,6 +18,23 @@ FACTORIES = {
     "torch.randn": lambda device, **kw: torch.randn(2, device=device, **kw),
 }
 INT_DTYPES = [torch.int64, torch.int32, torch.int8, torch.uint8, torch.bool]
+
+
+def _set_attr(flag):
+    def step(t):
+        t.requires_grad = flag
+
+    return step
+
+
+# The update steps of the requires_grad clauses: the method returns its tensor, the attribute assignment nothing.
+SET = {
+    "requires_grad_()": lambda t: t.requires_grad_(),
+    "requires_grad_(True)": lambda t: t.requires_grad_(True),
+    "requires_grad_(False)": lambda t: t.requires_grad_(False),
+    "requires_grad = True": _set_attr(True),
+    "requires_grad = False": _set_attr(False),
+}
 GRAD_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128]
 
 
@@ -48,13 +65,10 @@ def test_factory_integer_requires_grad_raises(device, factory, dtype):
 @pytest.mark.clause("REQGRAD-3")
 @pytest.mark.parametrize("dtype", INT_DTYPES)
 @pytest.mark.parametrize("spelling", ["requires_grad_()", "requires_grad_(True)"])
-def test_requires_grad_method_integer_raises(device, spelling, dtype):
+def test_requires_grad_method_integer_raises(device, spelling, dtype, run):
     t = torch.zeros(2, device=device, dtype=dtype)
     with raises(RuntimeError, "only Tensors of floating point dtype can require gradients"):
-        if spelling == "requires_grad_()":
-            t.requires_grad_()
-        else:
-            t.requires_grad_(True)
+        run(SET[spelling], t)
     assert not t.requires_grad
 
 
@@ -62,10 +76,10 @@ def test_requires_grad_method_integer_raises(device, spelling, dtype):
 # > "only Tensors of floating point and complex dtype can require gradients".
 @pytest.mark.clause("REQGRAD-4")
 @pytest.mark.parametrize("dtype", INT_DTYPES)
-def test_requires_grad_setter_integer_raises(device, dtype):
+def test_requires_grad_setter_integer_raises(device, dtype, run):
     t = torch.zeros(2, device=device, dtype=dtype)
     with raises(RuntimeError, "only Tensors of floating point and complex dtype can require gradients"):
-        t.requires_grad = True
+        run(SET["requires_grad = True"], t)
     assert not t.requires_grad
 
 
@@ -75,38 +89,45 @@ def test_requires_grad_setter_integer_raises(device, dtype):
 # > `uint8` and `bool`.
 @pytest.mark.clause("REQGRAD-5")
 @pytest.mark.parametrize("dtype", GRAD_DTYPES)
-@pytest.mark.parametrize("spelling", ["requires_grad=True", "requires_grad_()", "requires_grad = True"])
-def test_floating_and_complex_can_require_grad(device, spelling, dtype):
-    if spelling == "requires_grad=True":
-        t = torch.zeros(2, device=device, dtype=dtype, requires_grad=True)
-    elif spelling == "requires_grad_()":
-        t = torch.zeros(2, device=device, dtype=dtype).requires_grad_()
-    else:
-        t = torch.zeros(2, device=device, dtype=dtype)
-        t.requires_grad = True
+@pytest.mark.parametrize("spelling", ["requires_grad_()", "requires_grad = True"])
+def test_floating_and_complex_can_require_grad(device, spelling, dtype, run):
+    t = torch.zeros(2, device=device, dtype=dtype)
+    run(SET[spelling], t)
+    assert (t.requires_grad, t.is_leaf) == (True, True)
+
+
+@pytest.mark.clause("REQGRAD-5")
+@pytest.mark.parametrize("dtype", GRAD_DTYPES)
+def test_floating_and_complex_factory_can_require_grad(device, dtype):  # a constructor: eager-only
+    t = torch.zeros(2, device=device, dtype=dtype, requires_grad=True)
     assert (t.requires_grad, t.is_leaf) == (True, True)
 
 
 @pytest.mark.clause("REQGRAD-5")
 @pytest.mark.parametrize("dtype", INT_DTYPES + GRAD_DTYPES)
-def test_requires_grad_false_accepted_on_any_dtype(device, dtype):
+def test_requires_grad_false_accepted_on_any_dtype(device, dtype, run):
     t = torch.zeros(2, device=device, dtype=dtype)
-    assert t.requires_grad_(False) is t
-    t.requires_grad = False
+    assert run(SET["requires_grad_(False)"], t) is t
+    run(SET["requires_grad = False"], t)
     assert not t.requires_grad
+
+
+def _toggle(t, flag, spelling):
+    if spelling == "requires_grad_":
+        return t.requires_grad_(flag)
+    t.requires_grad = flag
 
 
 # > REQGRAD-6: On a leaf, `requires_grad_(b)` returns the tensor itself and `t.requires_grad = b` sets the
 # > flag; in both directions the tensor stays a leaf without `grad_fn`.
 @pytest.mark.clause("REQGRAD-6")
 @pytest.mark.parametrize("spelling", ["requires_grad_", "setter"])
-def test_leaf_toggle(device, spelling):
+def test_leaf_toggle(device, spelling, run):
     t = torch.tensor([1.0, 2.0], device=device)
+    step = run.function(_toggle)
     for flag in (True, False, True):
-        if spelling == "requires_grad_":
-            assert t.requires_grad_(flag) is t
-        else:
-            t.requires_grad = flag
+        r = step(t, flag, spelling)
+        assert r is (t if spelling == "requires_grad_" else None)
         assert (t.requires_grad, t.is_leaf, t.grad_fn) == (flag, True, None)
 
 
@@ -115,16 +136,11 @@ def test_leaf_toggle(device, spelling):
 # > for False the message goes on to suggest "var_no_grad = var.detach()".
 @pytest.mark.clause("REQGRAD-7")
 @pytest.mark.parametrize("spelling", ["y.requires_grad = False", "y.requires_grad_(False)", "y.requires_grad = True"])
-def test_non_leaf_requires_grad_change_raises(device, spelling):
+def test_non_leaf_requires_grad_change_raises(device, spelling, run):
     y = leaf(device) * 2
     fn = y.grad_fn
     with raises(RuntimeError, LEAF_ONLY) as info:
-        if spelling == "y.requires_grad = False":
-            y.requires_grad = False
-        elif spelling == "y.requires_grad_(False)":
-            y.requires_grad_(False)
-        else:
-            y.requires_grad = True
+        run(SET[spelling[2:]], y)
     if "False" in spelling:
         assert "var_no_grad = var.detach()" in str(info.value)
     assert (y.requires_grad, y.is_leaf, y.grad_fn is fn) == (True, False, True)
@@ -134,10 +150,10 @@ def test_non_leaf_requires_grad_change_raises(device, spelling):
 # > and change nothing: `y` still requires grad, is not a leaf and keeps its `grad_fn`.
 @pytest.mark.clause("REQGRAD-8")
 @pytest.mark.parametrize("spelling", ["requires_grad_()", "requires_grad_(True)"])
-def test_non_leaf_requires_grad_true_is_no_op(device, spelling):
+def test_non_leaf_requires_grad_true_is_no_op(device, spelling, run):
     y = leaf(device) * 2
     fn = y.grad_fn
-    r = y.requires_grad_() if spelling == "requires_grad_()" else y.requires_grad_(True)
+    r = run(SET[spelling], y)
     assert r is y
     assert (y.requires_grad, y.is_leaf, y.grad_fn is fn, type(fn).__name__) == (True, False, True, "MulBackward0")
 
@@ -234,14 +250,11 @@ def test_autograd_grad_wrt_non_requiring_raises(device):
 # > that graph raises no error and the leaf's `.grad` stays None.
 @pytest.mark.clause("REQGRAD-13")
 @pytest.mark.parametrize("spelling", ["requires_grad_(False)", "requires_grad = False"])
-def test_turning_off_after_graph_skips_accumulation(device, spelling):
+def test_turning_off_after_graph_skips_accumulation(device, spelling, run):
     a = leaf(device)
     b = leaf(device)
     y = (a * b).sum()
-    if spelling == "requires_grad_(False)":
-        a.requires_grad_(False)
-    else:
-        a.requires_grad = False
+    run(SET[spelling], a)
     y.backward()
     assert a.grad is None
     assert b.grad is not None
