@@ -71,6 +71,7 @@ class Runner:
         self.mode = mode
         self.backend = BACKEND
         self.graph_breaks = 0
+        self.leaked_dispatch_state = False
         if mode == "compile":
             import torch._dynamo
 
@@ -85,12 +86,21 @@ class Runner:
 
         compiled = torch.compile(step, backend=self.backend)
 
+        from .state import KINDS
+
+        dispatch = next(k for k in KINDS if k.name == "torch dispatch mode stack")
+
         def call(*args, **kwargs):
-            before = sum(counters["graph_break"].values())
+            before, modes_before = sum(counters["graph_break"].values()), dispatch.get()
             try:
                 return compiled(*args, **kwargs)
             finally:
                 self.graph_breaks += sum(counters["graph_break"].values()) - before
+                # torch 2.4 leaves its "in a dispatch mode" flag raised after compiling (an internal of
+                # torch.compile, not the user's code): put it back, and say so in the results.
+                if dispatch.get() != modes_before:
+                    self.leaked_dispatch_state = True
+                    dispatch.restore(None, modes_before)
 
         return call
 

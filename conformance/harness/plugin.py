@@ -247,6 +247,8 @@ def pytest_runtest_makereport(item, call):
     runner = getattr(item, "_conformance_runner", None)
     if runner is not None and runner.mode == "compile" and call.when == "call":
         observed["graph breaks"] = runner.graph_breaks
+        if runner.leaked_dispatch_state:
+            observed["torch.compile left the dispatch-mode state changed (put back)"] = True
         # Where compiled behaviour departs from eager (a failure, or a clause about compile mode only): which layer.
         if report.failed or any(c.modes == ("compile",) for c in clauses):
             observed["diverging layer"] = layer = runner.layer(item.runtest, report.passed)
