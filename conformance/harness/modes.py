@@ -5,14 +5,17 @@ Note [Writing a test that runs in both modes]
 The update step of a test, the user code its clause is about, goes into a function handed to the
 ``run`` fixture; set-up and assertions stay outside it and always run eagerly::
 
-    # > DATA-6: ...
-    @pytest.mark.clause("DATA-6")
-    def test_data_write_is_not_checked(device, run):
+    # > INPLACE-7: ...
+    @pytest.mark.clause("INPLACE-7")
+    def test_update_under_no_grad(device, run):
         x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
-        y = (x * x).sum()
-        run(lambda x: x.data.mul_(2), x)  # eager: called; compile: torch.compile(step, backend="aot_eager")
-        y.backward()
-        assert x.grad.tolist() == [4.0, 8.0]
+
+        def step(x):
+            with torch.no_grad():
+                x.mul_(2)
+
+        run(step, x)  # eager: called; compile: torch.compile(step, backend="aot_eager")(x)
+        assert x.is_leaf and x.requires_grad and x._version > 0
 
 A test that asks for ``run`` runs once per selected mode (ids ``test_x[cpu-eager]``,
 ``test_x[cpu-compile]``); a test without it is eager-only, and a clause none of whose tests

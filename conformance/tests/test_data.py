@@ -127,7 +127,7 @@ def _data_setitem(x, new):
     x.data[:] = new
 
 
-# The update steps of DATA-6, each run as written or compiled (the `run` fixture).
+# The update steps of DATA-6.
 DATA_WRITES = {
     "x.data.mul_(10)": lambda x, new: x.data.mul_(10),
     "x.data[:] = 10 * x": _data_setitem,
