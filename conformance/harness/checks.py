@@ -46,24 +46,3 @@ def by_mode(eager_clause: str, compiled_clause: str, eager, compiled) -> list:
         pytest.param(eager, marks=pytest.mark.clause(eager_clause), id=eager_clause),
         pytest.param(compiled, marks=pytest.mark.clause(compiled_clause), id=compiled_clause),
     ]
-
-
-# Members of INPLACE_SPELLINGS that build an index or a mask tensor inside the update step: on `meta`, Dynamo fails
-# while tracing them (the tensor made in the step is no fake tensor), with these errors (observed on torch 2.13).
-META_TRACE_ERRORS = {
-    "t.masked_fill_(m, 0)": (RuntimeError, "RuntimeError when making fake tensor call"),
-    "t.index_fill_(0, i, 0)": (RuntimeError, "RuntimeError when making fake tensor call"),
-    "t[[0]] = 5": (RuntimeError, "RuntimeError when making fake tensor call"),
-    "t[m] = 5": (AssertionError, "Expected fake mode of e to be tx.fake_mode"),
-}
-
-
-def run_member(run, device, mid: str, step, *args) -> bool:
-    """``run(step, *args)`` for the member ``mid`` of INPLACE_SPELLINGS; compiled on `meta`, a member of
-    META_TRACE_ERRORS must raise its error instead, and then this returns False (nothing more to check)."""
-    if run.mode == "compile" and device == "meta" and mid in META_TRACE_ERRORS:
-        with raises(*META_TRACE_ERRORS[mid]):
-            run(step, *args)
-        return False
-    run(step, *args)
-    return True

@@ -33,6 +33,11 @@ def item_mode(item) -> str:
     return item.callspec.params.get("run_mode", "eager") if hasattr(item, "callspec") else "eager"
 
 
+def item_params(item) -> str:
+    """The id of a test item's parameters (``meta-compile-t[[0]] = 5``): population members show by their id."""
+    return item.callspec.id if hasattr(item, "callspec") else ""
+
+
 def item_clauses(item) -> list[str]:
     return [cid for mark in item.iter_markers("clause") for cid in mark.args]
 

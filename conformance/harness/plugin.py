@@ -38,7 +38,7 @@ from . import devices as dev
 from . import modes as mod
 from . import registry as reg
 from . import results
-from .manifest import item_clauses, item_device, item_mode
+from .manifest import item_clauses, item_device, item_mode, item_params
 from .recorder import Recorder, not_applicable
 
 SUITE_DIR = reg.ROOT / "conformance"
@@ -193,6 +193,7 @@ def pytest_runtest_setup(item):
         item_mode(item),
         torch.__version__,
         ignore_ranges=item.config.getoption("--ignore-ranges"),
+        params=item_params(item),
     )
     item._conformance_not_applicable = reason is not None
     if reason:

@@ -431,16 +431,18 @@ PARAM_NON_PARAMETER_VALUES = Population(
 ALL.update({p.name: p for p in (LOADSD_MODULES, PARAM_UPDATE_SPELLINGS, PARAM_NON_PARAMETER_VALUES)})
 
 
-def _ia_t(x, *values):
-    return torch.tensor(list(values), device=x.device)
+# Operands made from `arange` like `_mask` and `_index` above (`torch.tensor(data)` on `meta` fails to trace).
+def _ia_t(x, first, n):
+    """`t`: n consecutive values from `first` (7, 8, 9 / 8, 9 / 5, 6), float like `x`."""
+    return torch.arange(n, dtype=x.dtype, device=x.device) + first
 
 
 def _ia_mask(x):
-    return torch.tensor([True, False, True], device=x.device)
+    return torch.arange(3, device=x.device) % 2 == 0  # [True, False, True]
 
 
 def _ia_idx(x):
-    return torch.tensor([0, 2], device=x.device)
+    return torch.arange(2, device=x.device) * 2  # [0, 2]
 
 
 INDEX_ASSIGNMENTS = Population(
@@ -449,14 +451,14 @@ INDEX_ASSIGNMENTS = Population(
     "that does not require grad, of the shape of the part assigned to (values 7, 8, 9 for `x[:]`/`x[...]`, "
     "8, 9 for `x[1:]`, 5, 6 for a mask or an index tensor), `mask` is [True, False, True] and `idx` is [0, 2].",
     (
-        ("x[:] = t", lambda x: _setitem(x, slice(None), _ia_t(x, 7.0, 8.0, 9.0))),
-        ("x[...] = t", lambda x: _setitem(x, Ellipsis, _ia_t(x, 7.0, 8.0, 9.0))),
+        ("x[:] = t", lambda x: _setitem(x, slice(None), _ia_t(x, 7.0, 3))),
+        ("x[...] = t", lambda x: _setitem(x, Ellipsis, _ia_t(x, 7.0, 3))),
         ("x[0] = 5.0", lambda x: _setitem(x, 0, 5.0)),
-        ("x[1:] = t", lambda x: _setitem(x, slice(1, None), _ia_t(x, 8.0, 9.0))),
+        ("x[1:] = t", lambda x: _setitem(x, slice(1, None), _ia_t(x, 8.0, 2))),
         ("x[mask] = 5.0", lambda x: _setitem(x, _ia_mask(x), 5.0)),
-        ("x[mask] = t", lambda x: _setitem(x, _ia_mask(x), _ia_t(x, 5.0, 6.0))),
+        ("x[mask] = t", lambda x: _setitem(x, _ia_mask(x), _ia_t(x, 5.0, 2))),
         ("x[idx] = 5.0", lambda x: _setitem(x, _ia_idx(x), 5.0)),
-        ("x[idx] = t", lambda x: _setitem(x, _ia_idx(x), _ia_t(x, 5.0, 6.0))),
+        ("x[idx] = t", lambda x: _setitem(x, _ia_idx(x), _ia_t(x, 5.0, 2))),
     ),
 )
 

@@ -8,7 +8,7 @@ calls is the user code the clause is about; the second call must see it.
 import pytest
 import torch
 
-from conformance.harness.checks import assert_values
+from conformance.harness.checks import assert_values, raises
 
 
 def _double(x):
@@ -120,3 +120,17 @@ def test_unfrozen_parameter_gets_grad_compiled(device, run):
 def test_unfrozen_parameter_keeps_no_grad_compiled(device, run):
     grad = _unfreeze_between_calls(device, run)
     assert grad is None, f"layer 2 weight.grad is {grad}, not None"
+
+
+def _index_with_list(t):
+    t[[0]] = 5.0
+
+
+# > COMPILE-9: Before 2.15, on `meta`, a compiled step that indexes with a Python list (`t[[0]] = 5`) fails while
+# > it is traced: RuntimeError "Please convert all Tensors to FakeTensors first"; the tensor is left unchanged.
+@pytest.mark.clause("COMPILE-9")
+def test_list_index_on_meta_cannot_be_traced(device, run):
+    t = torch.ones(2, device=device)
+    with raises(RuntimeError, "Please convert all Tensors to FakeTensors first"):
+        run(_index_with_list, t)
+    assert t._version == 0

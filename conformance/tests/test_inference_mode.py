@@ -255,14 +255,13 @@ def test_gradient_through_op_with_inference_tensor(device, op):
     assert_values(x.grad, [1.0, 1.0], f"x.grad of ({op}).sum()")
 
 
-def inside(update):
-    """The update step `with torch.inference_mode(): update(t)`."""
-
-    def step(t):
-        with torch.inference_mode():
-            update(t)
-
-    return step
+def run_inside(run, update, t):
+    """The update `update(t)` inside `with torch.inference_mode():`; in compile mode the compiled step is called
+    inside the block. (A compiled function that enters inference mode itself is another scenario, not specified
+    here: on torch 2.13 several of these updates fail to compile in it, and the failure leaves inference mode
+    enabled.)"""
+    with torch.inference_mode():
+        run(update, t)
 
 
 def plain_result(update):
@@ -344,7 +343,7 @@ def test_refused_inplace_on_inference_tensor_is_written(device, update, grad, ru
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 def test_inplace_on_inference_tensor_inside_is_accepted(device, update, run):
     t = inference_tensor(device)
-    run(inside(update), t)
+    run_inside(run, update, t)
     assert t.is_inference()
 
 
@@ -353,7 +352,7 @@ def test_inplace_on_inference_tensor_inside_is_accepted(device, update, run):
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 def test_inplace_on_inference_tensor_inside_values(device, update, run):
     t = inference_tensor(device)
-    run(inside(update), t)
+    run_inside(run, update, t)
     assert_result(t, update, "inference tensor")
 
 
@@ -444,7 +443,7 @@ def test_inplace_on_normal_tensor_inside_bumps_version(device, update, kind, run
     t = {"leaf requiring grad": base, "non-leaf": base * 1, "plain": torch.tensor([1.0, 2.0], device=device)}[kind]
     fn = t.grad_fn
     before = t._version
-    run(inside(update), t)
+    run_inside(run, update, t)
     assert t._version > before
     assert t.grad_fn is fn
     assert (t.is_inference(), t.requires_grad, t.is_leaf) == (False, kind != "plain", kind != "non-leaf")
@@ -455,7 +454,7 @@ def test_inplace_on_normal_tensor_inside_bumps_version(device, update, kind, run
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 def test_inplace_on_normal_tensor_inside_values(device, update, run):
     t = leaf(device)
-    run(inside(update), t)
+    run_inside(run, update, t)
     assert_result(t, update, "leaf, updated inside inference_mode")
 
 
@@ -467,7 +466,7 @@ def test_inplace_on_normal_tensor_inside_values(device, update, run):
 def test_inplace_inside_on_saved_tensor_raises(device, update, run):
     x = leaf(device)
     loss = (x * x).sum()
-    run(inside(update), x)
+    run_inside(run, update, x)
     with raises(RuntimeError, SAVED_MODIFIED):
         loss.backward()
 

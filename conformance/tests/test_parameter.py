@@ -200,31 +200,6 @@ def test_parameter_shares_version_counter(device, spelling, run):
         assert t._version == p._version, (t._version, p._version)
 
 
-# > PARAM-90: Since 2.15, PARAM-11 holds with the update step compiled, for every spelling, on every device.
-@pytest.mark.clause("PARAM-90")
-@pytest.mark.parametrize("spelling", INPLACE_SPELLINGS.params())
-def test_compiled_parameter_shares_version_counter(device, spelling, run):
-    test_parameter_shares_version_counter(device, spelling, run)
-
-
-# Spellings whose compiled step fails on meta before 2.15 (a meta tensor built while tracing is not a fake tensor).
-META_TRACE_FAILURES = ("t.masked_fill_(m, 0)", "t.index_fill_(0, i, 0)", "t[[0]] = 5", "t[m] = 5")
-
-
-# > PARAM-91: Before 2.15, compiled: PARAM-11 holds on devices with data; on meta it holds for every spelling but
-# > the four of META_TRACE_FAILURES, whose compiled step raises at compile time (the exception class varies).
-@pytest.mark.clause("PARAM-91")
-@pytest.mark.parametrize("spelling", INPLACE_SPELLINGS.params())
-def test_compiled_parameter_shares_version_counter_before_2_15(device, spelling, run):
-    mid = next(m for m, fn in INPLACE_SPELLINGS.members if fn is spelling)
-    if device == "meta" and mid in META_TRACE_FAILURES:
-        t = torch.tensor([1.0, 2.0], device=device)
-        with pytest.raises(Exception):  # noqa: B017, PT011 - the class differs by release (see PARAM-91)
-            run(update_under_no_grad(spelling), nn.Parameter(t))
-        return
-    test_parameter_shares_version_counter(device, spelling, run)
-
-
 # > PARAM-12: Values written into `t` after `p = nn.Parameter(t)` are the values of `p`.
 @pytest.mark.clause("PARAM-12")
 def test_parameter_of_tensor_sees_writes_to_t(device, run):
