@@ -100,8 +100,11 @@ def test_values(device):
 @pytest.fixture
 def demo(tmp_path):
     """A copy of the harness with the demo spec page and tests instead of the real ones."""
-    shutil.copytree(ROOT / "conformance" / "harness", tmp_path / "conformance" / "harness",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "conformance" / "harness",
+        tmp_path / "conformance" / "harness",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     for name in ("conftest.py", "__init__.py"):
         shutil.copy(ROOT / "conformance" / name, tmp_path / "conformance" / name)
     (tmp_path / "conformance" / "tests").mkdir()
@@ -121,7 +124,10 @@ def run(project, *args, env=None, paths=("conformance",)):
     out = project / "r.json"
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", *paths, "-p", "no:cacheprovider", "--results", str(out), *args],
-        cwd=project, capture_output=True, text=True, timeout=300,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**os.environ, "PYTHONPATH": str(project), **(env or {})},
     )
     doc = json.loads(out.read_text()) if out.exists() else None
@@ -135,7 +141,11 @@ def add_test(project, source):
 def command(project, argv, env=None):
     """Run any command in the demo project; return (exit code, stdout + stderr)."""
     proc = subprocess.run(
-        list(argv), cwd=project, capture_output=True, text=True, timeout=300,
+        list(argv),
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**os.environ, "PYTHONPATH": str(project), **(env or {})},
     )
     return proc.returncode, proc.stdout + proc.stderr

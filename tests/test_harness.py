@@ -10,6 +10,7 @@ from tests.conftest import add_test, run
 
 ROOT = Path(__file__).resolve().parents[1]
 
+
 def test_outcomes_of_demo(demo):
     code, output, doc = run(demo)
     assert code == 0, output
@@ -36,12 +37,15 @@ def test_parallel_run_gives_same_outcomes(demo):
 
 
 def test_unknown_clause_fails_collection(demo):
-    add_test(demo, """
+    add_test(
+        demo,
+        """
         import pytest
         @pytest.mark.clause("NOPE-7")
         def test_x(device):
             pass
-    """)
+    """,
+    )
     code, output, doc = run(demo)
     assert code == 4
     # whichever device's item pytest reports first (the order may be random)
@@ -80,13 +84,16 @@ def test_device_selection(demo):
 
 
 def test_failure_output_names_clause_page_version_device_and_reproducer(demo):
-    add_test(demo, """
+    add_test(
+        demo,
+        """
         import pytest, torch
         @pytest.mark.clause("DEMO-1")
         def test_wrong(device):
             x = torch.ones(1, device=device)
             assert x._version == 5
-    """)
+    """,
+    )
     code, output, doc = run(demo, "--device", "cpu")
     assert code == 1
     assert "clause DEMO-1 (MUST) - spec/demo.md#demo-1" in output
@@ -100,12 +107,15 @@ def test_failure_output_names_clause_page_version_device_and_reproducer(demo):
 
 
 def test_observe_without_observation_fails(demo):
-    add_test(demo, """
+    add_test(
+        demo,
+        """
         import pytest
         @pytest.mark.clause("DEMO-2")
         def test_nothing(device, observe):
             pass
-    """)
+    """,
+    )
     code, output, _ = run(demo, "--device", "cpu")
     assert code == 1 and "recorded nothing" in output
 
@@ -149,7 +159,9 @@ def test_a_clause_that_lost_one_test_is_not_run(demo, paths, args, why):
 
 def test_stopping_early_leaves_the_rest_not_run(demo):
     """Seen: with -x and one failure, 99 clauses were recorded pass (NEW-2 on cpu: 1 of 37 tests ran)."""
-    add_test(demo, """
+    add_test(
+        demo,
+        """
         import pytest
         @pytest.mark.clause("DEMO-1")
         def test_fails(device):
@@ -157,7 +169,8 @@ def test_stopping_early_leaves_the_rest_not_run(demo):
         @pytest.mark.clause("DEMO-2")
         def test_not_reached(device, observe):
             observe("reached", True)
-    """)
+    """,
+    )
     code, _, doc = run(demo, "--device", "cpu", "-x", "-p", "no:randomly")  # test_extra.py runs last
     assert code == 1
     table = doc["devices"]["cpu"]["eager"]
@@ -168,12 +181,15 @@ def test_stopping_early_leaves_the_rest_not_run(demo):
 
 def test_a_test_that_skips_itself_leaves_its_clause_not_run(demo):
     """Seen: a test's own pytest.skip("not-applicable: ...") was taken for the harness's and dropped."""
-    add_test(demo, """
+    add_test(
+        demo,
+        """
         import pytest
         @pytest.mark.clause("DEMO-1")
         def test_skips(device):
             pytest.skip("not-applicable: I decided so")
-    """)
+    """,
+    )
     code, _, doc = run(demo, "--device", "cpu")
     entry = doc["devices"]["cpu"]["eager"]["DEMO-1"]
     assert code == 0 and entry["outcome"] == "not-run"
@@ -216,7 +232,11 @@ def test_every_normative_clause_has_a_test():
 def test_version_ranges():
     clause = registry.Clause("X-1", "p", 1, "MUST", "x", since=registry.Version("2.2"), until=registry.Version("2.4"))
     assert [clause.applies_to(v) for v in ("2.1.2", "2.2.0", "2.3.1+cu121", "2.4.0a0+git1", "2.4.0")] == [
-        False, True, True, False, False,
+        False,
+        True,
+        True,
+        False,
+        False,
     ]
 
 
@@ -227,11 +247,14 @@ def test_ignore_ranges_confirms_tight_boundaries_and_flags_loose_ones(demo):
     assert doc is None, "no results are written for a run that ignores ranges"
     assert "test_version" not in output, "tests of clauses without a range are deselected"
     (demo / "spec" / "loose.md").write_text(":::{clause} LOOSE-1\n:level: MUST\n:until: 1.0\n\nAlways true.\n:::\n")
-    add_test(demo, """
+    add_test(
+        demo,
+        """
         import pytest
         @pytest.mark.clause("LOOSE-1")
         def test_always(device):
             pass
-    """)
+    """,
+    )
     code, output, _ = run(demo, "--device", "cpu", "--ignore-ranges")
     assert code == 1 and "LOOSE-1" in output and "PASSES, the range is too narrow" in output

@@ -29,7 +29,9 @@ def test_diff_reports_each_change_with_expected_and_observed():
     new = doc_with({"DATA-1": "fail", "DATA-2": "pass", "DATA-3": "not-applicable"})
     changes = diff.compare(old, new)
     assert [(c.clause, c.kind) for c in changes] == [
-        ("DATA-1", "newly failing"), ("DATA-2", "newly passing"), ("DATA-3", "newly not-applicable"),
+        ("DATA-1", "newly failing"),
+        ("DATA-2", "newly passing"),
+        ("DATA-3", "newly not-applicable"),
     ]
     text = diff.report(changes)
     assert "DATA-1 [cpu, eager]: expected pass, observed fail" in text and "observed: why DATA-1" in text
@@ -51,8 +53,10 @@ def test_diff_of_identical_documents_is_empty():
         ("2.16.0.dev20261130", ["torch==2.16.0.dev20261130", "numpy", "--prerelease", "allow"]),
         ("2.16.0rc1", ["torch==2.16.0rc1", "numpy", "--prerelease", "allow"]),
         ("file:///srv/wheels", ["--pre", "torch", "--index-url", "file:///srv/wheels"]),
-        ("https://example.invalid/whl/nightly/cpu", ["--pre", "torch", "--index-url",
-                                                     "https://example.invalid/whl/nightly/cpu"]),
+        (
+            "https://example.invalid/whl/nightly/cpu",
+            ["--pre", "torch", "--index-url", "https://example.invalid/whl/nightly/cpu"],
+        ),
     ],
 )
 def test_requirements_for_each_kind_of_spec(spec, expected):
@@ -79,7 +83,9 @@ def test_bad_specs_are_usage_errors(spec, message):
 def test_cli_exits_2_with_one_line_for_a_missing_wheel(tmp_path):
     proc = subprocess.run(
         [sys.executable, "conformance/release_check.py", str(tmp_path / "torch-9-cp311.whl")],
-        cwd=release_check.ROOT, capture_output=True, text=True,
+        cwd=release_check.ROOT,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("release check: cannot read wheel") and "Traceback" not in proc.stderr
@@ -392,14 +398,23 @@ def bad_json(template):
 @pytest.mark.parametrize(
     ("code", "output", "write", "says"),
     [
-        (4, "ERROR: usage: pytest\npytest: error: unrecognized arguments: --x\n  rootdir: /x\n", None,
-         "the suite did not complete on torch 2.13.0 (pytest exit 4; its output is in "),
+        (
+            4,
+            "ERROR: usage: pytest\npytest: error: unrecognized arguments: --x\n  rootdir: /x\n",
+            None,
+            "the suite did not complete on torch 2.13.0 (pytest exit 4; its output is in ",
+        ),
         (2, "!!! KeyboardInterrupt !!!\n1 passed in 3s\n", None, "the suite did not complete on torch 2.13.0"),
         (1, "", None, "the suite wrote no results on torch 2.13.0"),
         (0, "", bad_json, "the suite wrote invalid results"),
-        (0, "", lambda t: results.write(
-            results.build(registry.default(), "2.13.0", "3.11", "x", list(KNOWN), [], {}, {}), t),
-         "no test of the suite ran on any device, nothing to compare"),
+        (
+            0,
+            "",
+            lambda t: results.write(
+                results.build(registry.default(), "2.13.0", "3.11", "x", list(KNOWN), [], {}, {}), t
+            ),
+            "no test of the suite ran on any device, nothing to compare",
+        ),
     ],
     ids=["usage", "interrupted", "no-results", "invalid-results", "nothing-ran"],
 )

@@ -92,9 +92,7 @@ LEAKS = [
     (
         "forward AD level",
         "torch.autograd.forward_ad.enter_dual_level()",
-        "assert torch.autograd.forward_ad._current_level == -1\n"
-        "with torch.autograd.forward_ad.dual_level():\n"
-        "    pass",
+        "assert torch.autograd.forward_ad._current_level == -1\nwith torch.autograd.forward_ad.dual_level():\n    pass",
     ),
     ("forward grad mode", "torch._C._set_fwd_grad_enabled(False)", "assert torch._C._is_fwd_grad_enabled()"),
     (
@@ -291,7 +289,9 @@ def test_every_kind_of_leak_fails_its_test_names_the_kind_and_is_restored(demo):
     ],
 )
 def test_leaked_global_state_fails_the_test_and_is_restored(demo, leak, what):
-    add_test(demo, f"""
+    add_test(
+        demo,
+        f"""
         import pytest, torch
         @pytest.mark.clause("DEMO-1")
         def test_leaks(device):
@@ -300,7 +300,8 @@ def test_leaked_global_state_fails_the_test_and_is_restored(demo, leak, what):
         def test_after(device):
             assert torch.is_grad_enabled() and torch.get_default_dtype() == torch.float32
             assert not torch.is_anomaly_enabled()
-    """)
+    """,
+    )
     code, output, doc = run(demo, "--device", "cpu")
     assert code == 1
     assert "test leaked global torch state" in output and what in output

@@ -38,6 +38,12 @@ def item_params(item) -> str:
     return item.callspec.id if hasattr(item, "callspec") else ""
 
 
+def item_compiled_since(item) -> str | None:
+    """The release from which a test's compile mode is specified (``@pytest.mark.compiled_since``), or None."""
+    mark = item.get_closest_marker("compiled_since")
+    return mark.args[0] if mark else None
+
+
 def item_clauses(item) -> list[str]:
     return [cid for mark in item.iter_markers("clause") for cid in mark.args]
 

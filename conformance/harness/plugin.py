@@ -38,7 +38,7 @@ from . import devices as dev
 from . import modes as mod
 from . import registry as reg
 from . import results
-from .manifest import item_clauses, item_device, item_mode, item_params
+from .manifest import item_clauses, item_compiled_since, item_device, item_mode, item_params
 from .recorder import Recorder, not_applicable
 
 SUITE_DIR = reg.ROOT / "conformance"
@@ -83,6 +83,9 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line("markers", "clause(*ids): the spec clauses this test proves")
     config.addinivalue_line("markers", "only_devices(*names): run this test on these devices only")
+    config.addinivalue_line(
+        "markers", "compiled_since(release): compile mode of this test is specified from this torch release (modes.py)"
+    )
     try:
         config._conformance_registry = reg.default()
         config._conformance_devices = dev.select(config.getoption("--device"))
@@ -194,6 +197,7 @@ def pytest_runtest_setup(item):
         torch.__version__,
         ignore_ranges=item.config.getoption("--ignore-ranges"),
         params=item_params(item),
+        compiled_since=item_compiled_since(item),
     )
     item._conformance_not_applicable = reason is not None
     if reason:
@@ -255,7 +259,7 @@ def pytest_runtest_makereport(item, call):
         if runner.leaked_dispatch_state:
             observed["torch.compile left the dispatch-mode state changed (put back)"] = True
         # Where compiled behaviour departs from eager (a failure, or a clause about compile mode only): which layer.
-        if report.failed or any(c.modes == ("compile",) for c in clauses):
+        if runner.compiled_steps and (report.failed or any(c.modes == ("compile",) for c in clauses)):
             observed["diverging layer"] = layer = runner.layer(item.runtest, report.passed)
             report.sections.append(("conformance", f"diverging layer: {layer} (rerun with backend='eager')"))
     info = {

@@ -19,24 +19,28 @@ import pytest
 from . import devices as dev
 from . import modes as mod
 from . import results
-from .manifest import Manifest, item_clauses, item_device, item_mode, item_params
+from .manifest import Manifest, item_clauses, item_compiled_since, item_device, item_mode, item_params
 
 NOT_APPLICABLE = "not-applicable: "
 WIRE_KEY = "conformance_manifest"
 
 
 def not_applicable(
-    clauses, device: str | None, mode: str, torch_version: str, ignore_ranges=False, params=""
+    clauses, device: str | None, mode: str, torch_version: str, ignore_ranges=False, params="", compiled_since=None
 ) -> str | None:
-    """Why a test of these clauses (parametrized with ``params``) says nothing on this torch, device and mode,
-    or None when it applies."""
+    """Why a test of these clauses (parametrized with ``params``, its compile mode specified from the release
+    ``compiled_since``) says nothing on this torch, device and mode, or None when it applies."""
     reasons = []
     for c in clauses:
         if not ignore_ranges and not c.applies_to(torch_version):
             reasons.append(f"{c.id} holds {c.range_text()}")
         elif why := c.excludes_device(device) or c.excludes_mode(mode):
             reasons.append(f"{c.id}: {why}")
-    if mode == "compile" and (why := mod.unsupported(torch_version) or mod.untraceable(params, device, torch_version)):
+    if mode == "compile" and (
+        why := mod.unsupported(torch_version)
+        or mod.not_yet_specified(compiled_since, torch_version)
+        or mod.untraceable(params, device, torch_version)
+    ):
         reasons.append(why)
     return NOT_APPLICABLE + "; ".join(reasons) if reasons else None
 
@@ -76,7 +80,17 @@ class Recorder:
 
     def _applies(self, item) -> bool:
         clauses = [self.registry.clauses[c] for c in item_clauses(item) if c in self.registry.clauses]
-        return not_applicable(clauses, item_device(item), item_mode(item), self.torch_version, params=item_params(item)) is None
+        return (
+            not_applicable(
+                clauses,
+                item_device(item),
+                item_mode(item),
+                self.torch_version,
+                params=item_params(item),
+                compiled_since=item_compiled_since(item),
+            )
+            is None
+        )
 
     def pytest_collectreport(self, report):
         self.collect_failed |= report.failed

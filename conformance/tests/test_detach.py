@@ -14,6 +14,10 @@ from conformance.harness.checks import (
 )
 from conformance.harness.populations import INPLACE_SPELLINGS
 
+# Compile mode of this page is specified from torch 2.13: older releases differ in many clauses, not yet
+# bisected (issue 10). A test verified further back says so itself.
+pytestmark = pytest.mark.compiled_since("2.13")
+
 
 def source(device, kind):
     """The tensor to detach: a leaf that requires grad, a non-leaf, or a plain tensor."""

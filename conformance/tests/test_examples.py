@@ -39,5 +39,6 @@ def test_spec_example(example, device):
 # that it is not-applicable where torch.compile is (torch 2.0 on Python 3.11) and never counts for eager mode.
 @pytest.mark.only_devices("cpu")
 @pytest.mark.parametrize("example", _params(compiled=True))
-def test_compiled_spec_example(example, device, run_mode):
-    _run(example)
+def test_compiled_spec_example(example, device, run):
+    with run.compiling():
+        _run(example)

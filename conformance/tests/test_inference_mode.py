@@ -17,6 +17,11 @@ DETACH_UPDATES = INPLACE_SPELLINGS.without(
     description="The updates INFER-41 speaks of.",
 )
 
+
+# Compile mode of this page is specified from torch 2.13: older releases differ in many clauses, not yet
+# bisected (issue 10). A test verified further back says so itself.
+pytestmark = pytest.mark.compiled_since("2.13")
+
 CANNOT_SAVE = "Inference tensors cannot be saved for backward"
 NO_INPLACE = "Inplace update to inference tensor outside InferenceMode is not allowed"
 NO_REQUIRES_GRAD = "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed"

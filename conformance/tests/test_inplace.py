@@ -6,7 +6,7 @@ import warnings
 import pytest
 import torch
 
-from conformance.harness.checks import SAVED_MODIFIED, assert_values, raises
+from conformance.harness.checks import SAVED_MODIFIED, assert_values, by_mode, raises
 from conformance.harness.checks import leaf as make_leaf
 from conformance.harness.populations import (
     COPY_SPELLINGS,
@@ -34,6 +34,11 @@ HINT_ANOMALY = (
     "Hint: the backtrace further above shows the operation that failed to compute its gradient. "
     "The variable in question was changed in there or anywhere later. Good luck!"
 )
+
+
+# Compile mode of this page is specified from torch 2.13: older releases differ in many clauses, not yet
+# bisected (issue 10). A test verified further back says so itself.
+pytestmark = pytest.mark.compiled_since("2.13")
 
 
 def leaf(device, values=(1.0, 2.0, 3.0)):
@@ -594,16 +599,22 @@ def test_error_names_saving_node_of_saved_output_before_2_13(device, saving, run
         message, saver = _saved_output_then_updated(device, saving, run.function(update))
         assert _node_in_message(message) == saver
 
-    check_each(INPLACE_RECORDED, check)
+    check_each(INPLACE_RECORDED, check, raising=run.untraceable_members(device))
 
 
 # > INPLACE-41 (since 2.13): In the case of INPLACE-40, NAME is the type name of the saving node shortened as in
 # > INPLACE-19 (`Exp`, `Sigmoid`, `LogSoftmax`), also after `y.copy_(v)` and `y[0] = 5`.
-@pytest.mark.clause("INPLACE-41")
+# > INPLACE-92 (since 2.13): Inside a compiled function INPLACE-41 holds, except after `y.pow_(2)`, where NAME is
+# > `torch::autograd::CopyBackwards`.
+COMPILED_NAMES = {"t.pow_(2)": "torch::autograd::CopyBackwards"}
+RECORDED_ID = {fn: mid for mid, fn in INPLACE_RECORDED.members}
+
+
+@pytest.mark.parametrize("exceptions", by_mode("INPLACE-41", "INPLACE-92", {}, COMPILED_NAMES))
 @pytest.mark.parametrize("saving", SAVES_OUTPUT.params())
-def test_error_names_saving_node_of_saved_output_since_2_13(device, saving, run):
+def test_error_names_saving_node_of_saved_output_since_2_13(device, saving, exceptions, run):
     def check(update):
         message, saver = _saved_output_then_updated(device, saving, run.function(update))
-        assert _node_in_message(message) == _short(saver)
+        assert _node_in_message(message) == exceptions.get(RECORDED_ID[update], _short(saver))
 
-    check_each(INPLACE_RECORDED, check)
+    check_each(INPLACE_RECORDED, check, raising=run.untraceable_members(device))

@@ -7,6 +7,10 @@ from torch import nn
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, raises
 from conformance.harness.populations import MODULES, PARAM_UPDATE_SPELLINGS
 
+# Compile mode of this page is specified from torch 2.3: older releases fail many of its tests compiled, not yet
+# bisected (issue 10).
+pytestmark = pytest.mark.compiled_since("2.3")
+
 LR = 0.25
 
 

@@ -5,6 +5,10 @@ import torch
 
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, raises, same_storage
 
+# Compile mode of this page is specified from torch 2.3: older releases fail many of its tests compiled, not yet
+# bisected (issue 10).
+pytestmark = pytest.mark.compiled_since("2.3")
+
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
 NOT_IMPLEMENTED = "derivative for set_ is not implemented"
 

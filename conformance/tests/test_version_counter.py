@@ -16,6 +16,10 @@ except ImportError:  # only the tests of VERSION-64 and VERSION-95 use it
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, leaf, raises, same_storage
 from conformance.harness.populations import INPLACE_SPELLINGS, NON_VIEW_OPS, SAVES_INPUT, SAVES_OUTPUT, VIEW_OPS
 
+# Compile mode of this page is specified from torch 2.13: older releases differ in many clauses, not yet
+# bisected (issue 10). A test verified further back says so itself.
+pytestmark = pytest.mark.compiled_since("2.13")
+
 VIEW_ID = {fn: mid for mid, fn in VIEW_OPS.members}
 
 SECOND_TIME = "Trying to backward through the graph a second time"
@@ -310,12 +314,14 @@ def test_every_view_shares_the_counter(device, view, run):
 
 
 # > VERSION-92 (compile, until 2.4): with each in-place update run as a compiled step, VERSION-4 holds as stated.
+@pytest.mark.compiled_since("2.1")
 @pytest.mark.clause("VERSION-92")
 @pytest.mark.parametrize("view", list(VIEWS))
 def test_views_share_the_counter_compiled_until_2_4(device, view, run):
     _check_views_share_the_counter(device, view, run)
 
 
+@pytest.mark.compiled_since("2.1")
 @pytest.mark.clause("VERSION-92")
 @pytest.mark.parametrize("view", VIEW_OPS.params())
 def test_every_view_shares_the_counter_compiled_until_2_4(device, view, run):
@@ -324,12 +330,14 @@ def test_every_view_shares_the_counter_compiled_until_2_4(device, view, run):
 
 # > VERSION-93 (compile, since 2.4): VERSION-4 holds with each in-place update run as a compiled step, except that the
 # > update through `x.expand(3, 2, 2)` is refused on meta too, with the message of the refusal on cpu.
+@pytest.mark.compiled_since("2.1")
 @pytest.mark.clause("VERSION-93")
 @pytest.mark.parametrize("view", list(VIEWS))
 def test_views_share_the_counter_compiled_since_2_4(device, view, run):
     _check_views_share_the_counter(device, view, run)
 
 
+@pytest.mark.compiled_since("2.1")
 @pytest.mark.clause("VERSION-93")
 @pytest.mark.parametrize("view", VIEW_OPS.params())
 def test_every_view_shares_the_counter_compiled_since_2_4(device, view, run):

@@ -16,6 +16,10 @@ from conformance.harness.populations import (
     check_each,
 )
 
+# Compile mode of this page is specified from torch 2.13: older releases differ in many clauses, not yet
+# bisected (issue 10). A test verified further back says so itself.
+pytestmark = pytest.mark.compiled_since("2.13")
+
 
 def _mul2(t):
     return t.mul_(2)

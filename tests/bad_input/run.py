@@ -35,83 +35,170 @@ def _run(id, what, args, says, exit=4, setup=previous_results, keeps=(PREVIOUS,)
 RECORD = ("--record", "--results", PREVIOUS)
 
 CASES = [
-    _run("unknown-device", "ask for a device torch does not know", ["--device", "tpu"],
-         "unknown device 'tpu'; known devices: cpu, meta, cuda, mps"),
-    _run("absent-device", "ask for a device this machine does not have", ["--device", "mps"],
-         "device 'mps' was asked for but is not present here"),
-    _run("no-device", "give --device an empty list", ["--device", ","],
-         "--device ',' names no device; give e.g. --device cpu,meta"),
-    _run("empty-device", "give --device an empty string", ["--device", ""],
-         "--device '' names no device"),
-    _run("results-empty", "give --results an empty path", ["--results", ""],
-         "--results needs a file path"),
-    _run("results-directory", "give --results a folder", ["--results", "spec"],
-         "--results spec: is a directory; give a file path"),
-    _run("results-template", "use another placeholder than {device}", ["--results", "{device}-{run}.json"],
-         "only {device} may stand in braces"),
-    _run("results-under-a-file", "put --results below a file", ["--results", "pyproject.toml/r.json"],
-         "pyproject.toml is a file, not a folder"),
-    _run("results-unwritable", "give --results a place that cannot be written", ["--results", "/proc/r.json"],
-         "--results /proc/r.json: cannot write in /proc"),
-    _run("unknown-clause", "name a clause the spec does not define", [],
-         "unknown clause 'NOPE-7' (not defined in spec/*.md)",
-         setup=extra_test("""
+    _run(
+        "unknown-device",
+        "ask for a device torch does not know",
+        ["--device", "tpu"],
+        "unknown device 'tpu'; known devices: cpu, meta, cuda, mps",
+    ),
+    _run(
+        "absent-device",
+        "ask for a device this machine does not have",
+        ["--device", "mps"],
+        "device 'mps' was asked for but is not present here",
+    ),
+    _run(
+        "no-device",
+        "give --device an empty list",
+        ["--device", ","],
+        "--device ',' names no device; give e.g. --device cpu,meta",
+    ),
+    _run("empty-device", "give --device an empty string", ["--device", ""], "--device '' names no device"),
+    _run("results-empty", "give --results an empty path", ["--results", ""], "--results needs a file path"),
+    _run(
+        "results-directory",
+        "give --results a folder",
+        ["--results", "spec"],
+        "--results spec: is a directory; give a file path",
+    ),
+    _run(
+        "results-template",
+        "use another placeholder than {device}",
+        ["--results", "{device}-{run}.json"],
+        "only {device} may stand in braces",
+    ),
+    _run(
+        "results-under-a-file",
+        "put --results below a file",
+        ["--results", "pyproject.toml/r.json"],
+        "pyproject.toml is a file, not a folder",
+    ),
+    _run(
+        "results-unwritable",
+        "give --results a place that cannot be written",
+        ["--results", "/proc/r.json"],
+        "--results /proc/r.json: cannot write in /proc",
+    ),
+    _run(
+        "unknown-clause",
+        "name a clause the spec does not define",
+        [],
+        "unknown clause 'NOPE-7' (not defined in spec/*.md)",
+        setup=extra_test("""
             import pytest
             @pytest.mark.clause("NOPE-7")
             def test_x(device):
                 pass
-         """)),
-    _run("no-clause-marker", "write a test without a clause marker", [],
-         "test has no @pytest.mark.clause(...) marker",
-         setup=extra_test("def test_unmarked(device):\n    pass\n")),
-    _run("clauses-with-different-ranges", "name two clauses with different version ranges in one test", [],
-         "clauses DEMO-1, DEMO-3 differ in version range; split the test",
-         setup=extra_test("""
+         """),
+    ),
+    _run(
+        "no-clause-marker",
+        "write a test without a clause marker",
+        [],
+        "test has no @pytest.mark.clause(...) marker",
+        setup=extra_test("def test_unmarked(device):\n    pass\n"),
+    ),
+    _run(
+        "clauses-with-different-ranges",
+        "name two clauses with different version ranges in one test",
+        [],
+        "clauses DEMO-1, DEMO-3 differ in version range; split the test",
+        setup=extra_test("""
             import pytest
             @pytest.mark.clause("DEMO-1", "DEMO-3")
             def test_x(device):
                 pass
-         """)),
-    _run("clauses-on-different-devices", "name a metadata clause and a values clause in one test", [],
-         "do not all apply on meta (DEMO-4: clause needs values; meta tensors have none)",
-         setup=extra_test("""
+         """),
+    ),
+    _run(
+        "clauses-on-different-devices",
+        "name a metadata clause and a values clause in one test",
+        [],
+        "do not all apply on meta (DEMO-4: clause needs values; meta tensors have none)",
+        setup=extra_test("""
             import pytest
             @pytest.mark.clause("DEMO-1", "DEMO-4")
             def test_x(device):
                 pass
-         """)),
-    _run("record-keyword", "record results of a run narrowed with -k", [*RECORD, "-k", "version"],
-         "--record needs the whole suite; -k selects part of it"),
-    _run("record-marker", "record results of a run narrowed with -m", [*RECORD, "-m", "slow"],
-         "--record needs the whole suite; -m selects part of it"),
-    _run("record-exitfirst", "record results of a run that stops at the first failure", [*RECORD, "-x"],
-         "--record needs the whole suite; -x/--maxfail selects part of it"),
-    _run("record-maxfail", "record results of a run that stops after N failures", [*RECORD, "--maxfail", "3"],
-         "-x/--maxfail selects part of it"),
-    _run("record-deselect", "record results of a run with --deselect",
-         [*RECORD, "--deselect", "conformance/tests/test_demo.py::test_version"],
-         "--record needs the whole suite; --deselect selects part of it"),
-    Case(id="run-record-last-failed", what="record results of a --lf run",
-         argv=(*PYTEST[:4], *RECORD, "--lf"),  # --lf needs pytest's cache plugin, which PYTEST turns off
-         says="--record needs the whole suite; --lf selects part of it", exit=4, setup=previous_results,
-         keeps=(PREVIOUS,)),
-    _run("record-one-file", "record results of one test file", [*RECORD, "conformance/tests/test_demo.py"],
-         "--record needs the whole suite; the argument conformance/tests/test_demo.py selects part of it"),
-    _run("record-one-test", "record results of one test",
-         [*RECORD, "conformance/tests/test_demo.py::test_version"],
-         "the argument conformance/tests/test_demo.py::test_version selects part of it"),
-    _run("partial-run", "write results of a run narrowed with -k", ["--results", PREVIOUS, "-k", "test_version"],
-         "partial run: 4 clauses on present devices are not-run", exit=0, keeps=()),
-    _run("suite-edited-during-the-run", "edit a test file while the suite runs", ["--results", PREVIOUS],
-         "results not written to r.json: the tests or the spec changed while the suite ran",
-         setup=extra_test("""
+         """),
+    ),
+    _run(
+        "record-keyword",
+        "record results of a run narrowed with -k",
+        [*RECORD, "-k", "version"],
+        "--record needs the whole suite; -k selects part of it",
+    ),
+    _run(
+        "record-marker",
+        "record results of a run narrowed with -m",
+        [*RECORD, "-m", "slow"],
+        "--record needs the whole suite; -m selects part of it",
+    ),
+    _run(
+        "record-exitfirst",
+        "record results of a run that stops at the first failure",
+        [*RECORD, "-x"],
+        "--record needs the whole suite; -x/--maxfail selects part of it",
+    ),
+    _run(
+        "record-maxfail",
+        "record results of a run that stops after N failures",
+        [*RECORD, "--maxfail", "3"],
+        "-x/--maxfail selects part of it",
+    ),
+    _run(
+        "record-deselect",
+        "record results of a run with --deselect",
+        [*RECORD, "--deselect", "conformance/tests/test_demo.py::test_version"],
+        "--record needs the whole suite; --deselect selects part of it",
+    ),
+    Case(
+        id="run-record-last-failed",
+        what="record results of a --lf run",
+        argv=(*PYTEST[:4], *RECORD, "--lf"),  # --lf needs pytest's cache plugin, which PYTEST turns off
+        says="--record needs the whole suite; --lf selects part of it",
+        exit=4,
+        setup=previous_results,
+        keeps=(PREVIOUS,),
+    ),
+    _run(
+        "record-one-file",
+        "record results of one test file",
+        [*RECORD, "conformance/tests/test_demo.py"],
+        "--record needs the whole suite; the argument conformance/tests/test_demo.py selects part of it",
+    ),
+    _run(
+        "record-one-test",
+        "record results of one test",
+        [*RECORD, "conformance/tests/test_demo.py::test_version"],
+        "the argument conformance/tests/test_demo.py::test_version selects part of it",
+    ),
+    _run(
+        "partial-run",
+        "write results of a run narrowed with -k",
+        ["--results", PREVIOUS, "-k", "test_version"],
+        "partial run: 4 clauses on present devices are not-run",
+        exit=0,
+        keeps=(),
+    ),
+    _run(
+        "suite-edited-during-the-run",
+        "edit a test file while the suite runs",
+        ["--results", PREVIOUS],
+        "results not written to r.json: the tests or the spec changed while the suite ran",
+        setup=extra_test("""
             import pathlib, pytest
             @pytest.mark.clause("DEMO-1")
             def test_edits_the_suite(device):
                 path = pathlib.Path(__file__)
                 path.write_text(path.read_text() + "# edited\\n")
-         """)),
-    _run("ignore-ranges-with-results", "ask --ignore-ranges to write results",
-         ["--ignore-ranges", "--device", "cpu", "--results", PREVIOUS],
-         "outside its range: fails, boundary confirmed", exit=0),
+         """),
+    ),
+    _run(
+        "ignore-ranges-with-results",
+        "ask --ignore-ranges to write results",
+        ["--ignore-ranges", "--device", "cpu", "--results", PREVIOUS],
+        "outside its range: fails, boundary confirmed",
+        exit=0,
+    ),
 ]
