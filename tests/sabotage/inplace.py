@@ -13,36 +13,40 @@ def _patch_methods(make):
         setattr(torch.Tensor, name, make(getattr(torch.Tensor, name)))
 
 
+def leaf_check_skipped(original):
+    """`original`, run as if under no_grad on a leaf that requires grad (so it never raises the leaf error)."""
+
+    @functools.wraps(original)
+    def method(self, *args, **kwargs):
+        if self.is_leaf and self.requires_grad and torch.is_grad_enabled():
+            with torch.no_grad():
+                return original(self, *args, **kwargs)
+        return original(self, *args, **kwargs)
+
+    return method
+
+
+def version_bump_skipped(original):
+    """`original`, writing through `.data` when autograd would not record it (so `_version` stays)."""
+
+    @functools.wraps(original)
+    def method(self, *args, **kwargs):
+        if torch.is_grad_enabled() and self.requires_grad:
+            return original(self, *args, **kwargs)
+        original(self.data, *args, **kwargs)
+        return self
+
+    return method
+
+
 def inplace_on_leaf_allowed():
     """In-place ops on a leaf that requires grad run as if under no_grad, instead of raising."""
-
-    def make(original):
-        @functools.wraps(original)
-        def method(self, *args, **kwargs):
-            if self.is_leaf and self.requires_grad and torch.is_grad_enabled():
-                with torch.no_grad():
-                    return original(self, *args, **kwargs)
-            return original(self, *args, **kwargs)
-
-        return method
-
-    _patch_methods(make)
+    _patch_methods(leaf_check_skipped)
 
 
 def inplace_skips_version_counter():
     """In-place ops that autograd does not record write through `.data`: no version bump."""
-
-    def make(original):
-        @functools.wraps(original)
-        def method(self, *args, **kwargs):
-            if torch.is_grad_enabled() and self.requires_grad:
-                return original(self, *args, **kwargs)
-            original(self.data, *args, **kwargs)
-            return self
-
-        return method
-
-    _patch_methods(make)
+    _patch_methods(version_bump_skipped)
 
 
 def backward_error_has_old_hint():
@@ -116,18 +120,7 @@ def patch_every_inplace_method(make):
 
 def opdb_inplace_on_leaf_allowed():
     """Every in-place method runs on a leaf that requires grad as if under no_grad, instead of raising."""
-
-    def make(original):
-        @functools.wraps(original)
-        def method(self, *args, **kwargs):
-            if self.is_leaf and self.requires_grad and torch.is_grad_enabled():
-                with torch.no_grad():
-                    return original(self, *args, **kwargs)
-            return original(self, *args, **kwargs)
-
-        return method
-
-    patch_every_inplace_method(make)
+    patch_every_inplace_method(leaf_check_skipped)
 
 
 def opdb_inplace_returns_copy():

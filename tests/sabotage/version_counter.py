@@ -155,21 +155,9 @@ CASES = [
 
 def opdb_inplace_skips_version_counter():
     """Every in-place method of `torch.Tensor` that autograd does not record writes through `.data`: no bump."""
-    import functools
+    from tests.sabotage.inplace import patch_every_inplace_method, version_bump_skipped
 
-    from tests.sabotage.inplace import patch_every_inplace_method
-
-    def make(original):
-        @functools.wraps(original)
-        def method(self, *args, **kwargs):
-            if torch.is_grad_enabled() and self.requires_grad:
-                return original(self, *args, **kwargs)
-            original(self.data, *args, **kwargs)
-            return self
-
-        return method
-
-    patch_every_inplace_method(make)
+    patch_every_inplace_method(version_bump_skipped)
 
 
 CASES += [("opdb_inplace_skips_version_counter", "test_inplace_ops.py", {"VERSION-80"})]
