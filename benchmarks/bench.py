@@ -48,6 +48,9 @@ def main() -> int:
         action="store_true",
         help="time the suite in eager and in compile mode (cpu, meta) with each .nox/conformance-torch-* python",
     )
+    parser.add_argument(
+        "--versions", help="with --modes-per-version: only these releases (comma-separated, e.g. 2.1.2,2.13.0)"
+    )
     args = parser.parse_args()
 
     py = args.python
@@ -86,14 +89,18 @@ def main() -> int:
     times = dict(rows)
     print(f"compile mode / eager suite: {times['suite, compile mode (--mode compile)'] / times['suite, serial']:.2f}x")
     if args.modes_per_version:
-        modes_per_version(args.repeat)
+        modes_per_version(args.repeat, args.versions.split(",") if args.versions else None)
     return 0
 
 
-def modes_per_version(repeat: int) -> None:
+def modes_per_version(repeat: int, versions: list[str] | None = None) -> None:
     """The compile-mode suite as a ratio to the eager suite, both timed with the same python, per kept release."""
     print(f"{'torch':<10} {'eager s':>8} {'compile s':>10} {'ratio':>6}")
     envs = sorted((ROOT / ".nox").glob("conformance-torch-*"), key=lambda p: [int(n) for n in p.name.split("-")[2:]])
+    if versions:
+        envs = [e for e in envs if ".".join(e.name.split("-")[2:]) in versions]
+        if not envs:
+            sys.exit(f"bench.py: no kept environment for --versions {','.join(versions)} under .nox/")
     for env in envs:
         py = str(env / "bin" / "python")
         suite = [py, "-m", "pytest", "conformance", "-q", "-p", "no:cacheprovider", "--device", "cpu,meta"]
