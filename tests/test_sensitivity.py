@@ -98,6 +98,7 @@ DIVERGENT = {
     "INPLACE-90",
     "INPLACE-91",
     "INPLACE-92",
+    "INPLACE-93",
     "NOGRAD-91",
     "OOP-90",
     "PUPD-90",
