@@ -18,9 +18,9 @@ DETACH_UPDATES = INPLACE_SPELLINGS.without(
 )
 
 
-# Compile mode of this page is specified from torch 2.13: older releases differ in many clauses, not yet
+# Compile mode of this page is specified from torch 2.12: older releases differ in many clauses, not yet
 # bisected (issue 10). A test verified further back says so itself.
-pytestmark = pytest.mark.compiled_since("2.13")
+pytestmark = pytest.mark.compiled_since("2.12")
 
 CANNOT_SAVE = "Inference tensors cannot be saved for backward"
 NO_INPLACE = "Inplace update to inference tensor outside InferenceMode is not allowed"
