@@ -57,6 +57,7 @@ ENUMERATED: dict[str, str] = {
 
 # The quantifier word does not range over cases a test would have to enumerate.
 NOT_QUANTIFIED: dict[str, str] = {
+    "COMPILE-9": "'all' is inside the quoted error message ('Please convert all Tensors to FakeTensors first')",
     "DATA-1": "'a new one at every access' is a property of repeated access; the test reads x.data three times",
     "DETACH-1": "'a new one at every call' is a property of repeated calls (the test calls detach() three times); "
     "the three kinds of x it lists are each run",
