@@ -62,41 +62,50 @@ class Manifest:
     def __init__(self, test_files: Iterable[Path]):
         self.test_files = sorted(test_files)
         self.expected: dict[Key, set[str]] = defaultdict(set)
+        self.inapplicable: dict[Key, set[str]] = defaultdict(set)  # why tests were not expected: the harness's reasons
         self.deselected: set[str] = set()
         self.collected_files: set[Path] = set()
 
-    def add(self, items: Iterable[pytest.Item], applies) -> None:
-        """Expect these items for their clauses; ``applies(item)`` is False for not-applicable items."""
+    def add(self, items: Iterable[pytest.Item], why_not) -> None:
+        """Expect these items for their clauses; ``why_not(item)`` is the reason a not-applicable item says nothing."""
         for item in items:
             device = item_device(item)
-            if device is None or not applies(item):
+            if device is None:
                 continue
+            why = why_not(item)
             for cid in item_clauses(item):
-                self.expected[(cid, device, item_mode(item))].add(item.nodeid)
+                key = (cid, device, item_mode(item))
+                if why is None:
+                    self.expected[key].add(item.nodeid)
+                else:
+                    self.inapplicable[key].add(why)
 
-    def add_module_report(self, report, applies) -> None:
+    def add_module_report(self, report, why_not) -> None:
         """A module's collect report lists all its tests, whatever the user then deselects."""
         path = Path(str(getattr(report, "fspath", "") or "")).resolve() if report.passed else None
         if path in self.test_files:
             self.collected_files.add(path)
-            self.add((i for i in report.result if isinstance(i, pytest.Item)), applies)
+            self.add((i for i in report.result if isinstance(i, pytest.Item)), why_not)
 
-    def add_uncollected(self, session, applies) -> None:
+    def add_uncollected(self, session, why_not) -> None:
         """Collect the test modules that the run's arguments left out, to know which tests they hold."""
         for path in self.test_files:
             if path not in self.collected_files:
-                self.add(_expand(pytest.Module.from_parent(session, path=path)), applies)
+                self.add(_expand(pytest.Module.from_parent(session, path=path)), why_not)
 
     def to_wire(self) -> dict:
         """A form that pytest-xdist can send from a worker to the controller."""
         return {
             "expected": [[*key, sorted(ids)] for key, ids in self.expected.items()],
+            "inapplicable": [[*key, sorted(why)] for key, why in self.inapplicable.items()],
             "deselected": sorted(self.deselected),
         }
 
     def merge_wire(self, wire: dict) -> None:
         for cid, dev, mode, ids in wire["expected"]:
             self.expected[(cid, dev, mode)].update(ids)
+        for cid, dev, mode, why in wire["inapplicable"]:
+            self.inapplicable[(cid, dev, mode)].update(why)
         self.deselected.update(wire["deselected"])
 
     def missing(self, key: Key, ran: dict[str, dict]) -> tuple[int, list[str]]:

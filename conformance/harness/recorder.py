@@ -78,30 +78,28 @@ class Recorder:
 
     # -- collection: what a complete run holds (on xdist workers, sent to the controller) --
 
-    def _applies(self, item) -> bool:
+    def _why_not(self, item) -> str | None:
         clauses = [self.registry.clauses[c] for c in item_clauses(item) if c in self.registry.clauses]
-        return (
-            not_applicable(
-                clauses,
-                item_device(item),
-                item_mode(item),
-                self.torch_version,
-                params=item_params(item),
-                compiled_since=item_compiled_since(item),
-            )
-            is None
+        why = not_applicable(
+            clauses,
+            item_device(item),
+            item_mode(item),
+            self.torch_version,
+            params=item_params(item),
+            compiled_since=item_compiled_since(item),
         )
+        return why and why.removeprefix(NOT_APPLICABLE)
 
     def pytest_collectreport(self, report):
         self.collect_failed |= report.failed
-        self.manifest.add_module_report(report, self._applies)
+        self.manifest.add_module_report(report, self._why_not)
 
     def pytest_deselected(self, items):
         self.manifest.deselected.update(item.nodeid for item in items)
 
     def pytest_collection_finish(self, session):
         if not self.collect_failed:
-            self.manifest.add_uncollected(session, self._applies)
+            self.manifest.add_uncollected(session, self._why_not)
         if self.is_worker:
             self.config.workeroutput[WIRE_KEY] = self.manifest.to_wire()
 

@@ -90,7 +90,12 @@ def clause_outcome(clause, device, mode, torch_version, python, present, ran: di
     if manifest is not None:
         expected, missing = manifest.missing((clause.id, device, mode), ran)
         if not expected and mode == "compile":
-            return "not-applicable", 0, [mod.EAGER_ONLY]
+            # the harness's reasons (e.g. a test specified compiled from a later release), else: no test takes part
+            return (
+                "not-applicable",
+                0,
+                sorted(manifest.inapplicable.get((clause.id, device, mode), ())) or [mod.EAGER_ONLY],
+            )
     else:
         expected = len(ran)
         missing = [f"{n}: skipped: {e['reason']}" for n, e in ran.items() if e["outcome"] == "skipped"]
