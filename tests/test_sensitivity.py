@@ -116,11 +116,13 @@ SAME_AS_EAGER = {
     "COPY-91",
     "DATA-92",
     "GRAD-90",
+    "INPLACE-94",
     "NOGRAD-90",
     "PUPD-91",
     "SWAP-91",
     "VERSION-90",
     "VERSION-92",
+    "VIEW-92",
 }
 
 

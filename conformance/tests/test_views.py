@@ -394,6 +394,23 @@ def test_compiled_view_update_with_operand_requiring_grad_breaks_backward(device
         (x * torch.tensor(W, device=device)).sum().backward()
 
 
+# > VIEW-92 (compile, since 2.15): VIEW-9 holds compiled: the operand that requires grad receives its gradient.
+@pytest.mark.clause("VIEW-92")
+@pytest.mark.parametrize("update", VIEW_UPDATES.params())
+def test_compiled_view_of_non_leaf_update_gradient_through_base_since_2_15(device, update, run):
+    _check_gradient_through_base(device, update, run)
+
+
+@pytest.mark.clause("VIEW-92")
+def test_compiled_view_of_non_leaf_update_gradient_through_view_since_2_15(device, run):
+    _check_gradient_through_view(device, run)
+
+
+@pytest.mark.clause("VIEW-92")
+def test_compiled_view_update_with_operand_requiring_grad_since_2_15(device, run):
+    test_view_update_with_operand_requiring_grad(device, run)
+
+
 def _base_of(kind, device):
     if kind == "leaf":
         return leaf(device)
