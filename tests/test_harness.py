@@ -258,3 +258,28 @@ def test_ignore_ranges_confirms_tight_boundaries_and_flags_loose_ones(demo):
     )
     code, output, _ = run(demo, "--device", "cpu", "--ignore-ranges")
     assert code == 1 and "LOOSE-1" in output and "PASSES, the range is too narrow" in output
+
+
+def test_compiled_since_makes_older_releases_not_applicable_with_the_reason(demo):
+    """A test whose compiled behaviour is specified from a later release: not-applicable compiled, saying why."""
+    add_test(
+        demo,
+        """
+        import pytest
+        import torch
+        @pytest.mark.compiled_since("99.0")
+        @pytest.mark.clause("DEMO-6")
+        def test_step(device, run):
+            x = torch.ones(1, device=device)
+            run(lambda t: t.add_(1), x)
+            assert x._version >= 1
+    """,
+    )
+    with (demo / "spec" / "demo.md").open("a") as spec:
+        spec.write("\n:::{clause} DEMO-6\n:level: MUST\n\nAn update step.\n:::\n")
+    code, output, doc = run(demo, "--device", "cpu", "--mode", "eager,compile")
+    assert code == 0, output
+    assert doc["devices"]["cpu"]["eager"]["DEMO-6"]["outcome"] == "pass"
+    compiled = doc["devices"]["cpu"]["compile"]["DEMO-6"]
+    assert compiled["outcome"] == "not-applicable", compiled
+    assert compiled["reasons"] == ["the compiled behaviour of this test is specified from torch 99.0, not yet before"]
