@@ -120,14 +120,16 @@ def _test_sources() -> dict[str, list[str]]:
             used = {n.id for d in [node, *node.decorator_list] for n in ast.walk(d) if isinstance(n, ast.Name)}
             reach = text + "\n".join(assigned[name] for name in used if name in assigned)
             for marker in node.decorator_list:
-                if isinstance(marker, ast.Call) and ast.unparse(marker.func).endswith("mark.clause"):
-                    for arg in marker.args:
-                        sources.setdefault(ast.literal_eval(arg), []).append(reach)
-                # @pytest.mark.parametrize(..., by_mode("EAGER-ID", "COMPILED-ID", ...)): one parameter per clause
+                # @pytest.mark.clause(...), also as a parameter's mark, and by_mode("EAGER-ID", "COMPILED-ID", ...)
                 for call in ast.walk(marker):
-                    if isinstance(call, ast.Call) and ast.unparse(call.func).endswith("by_mode"):
-                        for arg in call.args[:2]:
-                            sources.setdefault(ast.literal_eval(arg), []).append(reach)
+                    if not isinstance(call, ast.Call):
+                        continue
+                    name = ast.unparse(call.func)
+                    ids = (
+                        call.args if name.endswith("mark.clause") else call.args[:2] if name.endswith("by_mode") else []
+                    )
+                    for arg in ids:
+                        sources.setdefault(ast.literal_eval(arg), []).append(reach)
     return sources
 
 
