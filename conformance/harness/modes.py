@@ -105,6 +105,20 @@ def untraceable(params: str, device: str | None, torch_version: str) -> str | No
     return None
 
 
+def reset_dynamo() -> None:
+    """Forget every compiled function, so that no test sees what an earlier one compiled.
+
+    Before torch 2.4, ``torch._dynamo.reset()`` keeps the module classes Dynamo marked dynamic (any class whose
+    instance a compiled step mutated, e.g. ``m.weight = w``): every later module of that class is then traced
+    instead of run, and on 2.1-2.2 ``nn.Linear(..., device="meta").double()`` fails to compile after that. 2.4
+    clears the marks in ``reset()``; clear them here for the releases before."""
+    import torch._dynamo
+    from torch._dynamo.mutation_guard import GenerationTracker
+
+    torch._dynamo.reset()
+    GenerationTracker.dynamic_classes.clear()
+
+
 class Runner:
     """The ``run`` fixture's value: runs an update step in the test's mode."""
 
@@ -115,9 +129,7 @@ class Runner:
         self.compiled_steps = 0  # steps handed to function(): code whose backend the attribution rerun can change
         self.leaked_dispatch_state = False
         if mode == "compile":
-            import torch._dynamo
-
-            torch._dynamo.reset()
+            reset_dynamo()
 
     def function(self, step):
         """The step as this mode runs it: itself in eager mode, compiled once in compile mode."""
@@ -172,10 +184,9 @@ class Runner:
         The same outcome with Dynamo alone puts the compiled behaviour in Dynamo, another in AOTAutograd.
         """
         import pytest
-        import torch._dynamo
 
         self.backend = "eager"
-        torch._dynamo.reset()
+        reset_dynamo()
         try:
             rerun()
             alone = True
@@ -183,5 +194,5 @@ class Runner:
             alone = False
         finally:
             self.backend = BACKEND
-            torch._dynamo.reset()
+            reset_dynamo()
         return "dynamo" if alone == passed else "aot_autograd"
