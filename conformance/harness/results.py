@@ -45,11 +45,12 @@ SUITE_MODULES = tuple(
     SUITE_DIR / "harness" / f for f in ("checks.py", "modes.py", "populations.py", "opdb.py", "opdb_plugin.py")
 )
 RESULTS_DIR = SUITE_DIR / "results"
-# Why a run found no applicable compile-mode test of a clause (the texts of harness/modes.py).
+# Why a run found no applicable compile-mode test of a clause: the texts of harness/modes.py, any release/member.
 HARNESS_REASON = re.compile(
-    re.escape(mod.EAGER_ONLY)
-    + r"|the compiled behaviour of this test is specified from torch [\d.]+, not yet before"
-    + r"|COMPILE-9: torch\.compile cannot trace .* on meta before torch [\d.]+"
+    "|".join(
+        re.escape(text).replace(re.escape("{release}"), r"[\d.]+").replace(re.escape("{member}"), ".*")
+        for text in (mod.EAGER_ONLY, mod.NOT_YET_SPECIFIED, mod.UNTRACEABLE)
+    )
 )
 REFRESH_HINT = "refresh them with: nox -s conformance"
 
