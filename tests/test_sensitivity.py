@@ -95,6 +95,8 @@ DIVERGENT = {
     "INDEX-91",
     "INDEX-92",
     "INDEX-93",
+    "INDEX-94",
+    "INDEX-95",
     "INPLACE-90",
     "INPLACE-91",
     "INPLACE-92",
@@ -108,6 +110,7 @@ DIVERGENT = {
     "VERSION-94",
     "VERSION-95",
     "VIEW-91",
+    "VIEW-93",
 }
 # A divergence on meta only: the run below (cpu) cannot see it.
 DIVERGENT_ON_META = {"VERSION-93"}

@@ -46,3 +46,16 @@ def by_mode(eager_clause: str, compiled_clause: str, eager, compiled) -> list:
         pytest.param(eager, marks=pytest.mark.clause(eager_clause), id=eager_clause),
         pytest.param(compiled, marks=pytest.mark.clause(compiled_clause), id=compiled_clause),
     ]
+
+
+def compiled_since(release: str, params: list, ids) -> list:
+    """``params`` (plain values or ``pytest.param``) with those whose id is in ``ids`` marked
+    ``compiled_since(release)``: their compiled behaviour differs before that release and a sibling clause with
+    that range says how, so this test specifies their compile mode from ``release`` on."""
+    mark = pytest.mark.compiled_since(release)
+    out = []
+    for p in params:
+        if isinstance(p, str):
+            p = pytest.param(p, id=p)
+        out.append(pytest.param(*p.values, id=p.id, marks=[*p.marks, *([mark] if p.id in ids else [])]))
+    return out

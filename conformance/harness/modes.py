@@ -39,6 +39,9 @@ from .registry import MODES as KNOWN  # noqa: F401  (one list of mode names)
 
 BACKEND = "aot_eager"
 EAGER_ONLY = "no test of this clause runs its update step under torch.compile"
+# Why a test is not-applicable in compile mode (the results validator accepts these, harness/results.py).
+NOT_YET_SPECIFIED = "the compiled behaviour of this test is specified from torch {release}, not yet before"
+UNTRACEABLE = "COMPILE-9: torch.compile cannot trace `{member}` on meta before torch {release}"
 
 
 # Members of INPLACE_SPELLINGS that torch.compile cannot trace on `meta` before torch 2.15 (COMPILE-9): the list
@@ -84,7 +87,7 @@ def not_yet_specified(compiled_since: str | None, torch_version: str) -> str | N
     from packaging.version import Version
 
     if compiled_since and Version(Version(torch_version).base_version) < Version(compiled_since):
-        return f"the compiled behaviour of this test is specified from torch {compiled_since}, not yet before"
+        return NOT_YET_SPECIFIED.format(release=compiled_since)
     return None
 
 
@@ -101,7 +104,7 @@ def untraceable(params: str, device: str | None, torch_version: str) -> str | No
     """Why torch.compile cannot run a test item's step, from the id of its parameters (the member it runs), or None."""
     for mid in untraceable_members(device, torch_version):
         if mid in params:
-            return f"COMPILE-9: torch.compile cannot trace `{mid}` on meta before torch {META_TRACEABLE_SINCE}"
+            return UNTRACEABLE.format(member=mid, release=META_TRACEABLE_SINCE)
     return None
 
 
