@@ -24,6 +24,7 @@ extensions = [
     "populations",
     "errata",
     "divergences",
+    "errors",
 ]
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
@@ -40,6 +41,7 @@ html_title = "torch-update-spec"
 html_static_path = ["docs/_static"]
 html_extra_path = ["docs/_root"]  # index.html at the site root, redirecting to the landing page
 html_css_files = ["clauses.css"]
+html_search_scorer = "docs/_static/scorer.js"  # clause IDs find their clause first
 copybutton_prompt_text = r">>> |\.\.\. "
 copybutton_prompt_is_regexp = True
 smartquotes = False  # commands and flags (--device, --lf) must read as typed
