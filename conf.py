@@ -21,6 +21,7 @@ extensions = [
     "sphinx.ext.extlinks",
     "clauses",
     "matrix",
+    "releases",
     "bad_input_table",
     "populations",
     "errata",
@@ -40,7 +41,7 @@ html_theme = "furo"
 html_title = "torch-update-spec"
 html_static_path = ["docs/_static"]
 html_extra_path = ["docs/_root"]  # index.html at the site root, redirecting to the landing page
-html_css_files = ["clauses.css", "matrix.css"]
+html_css_files = ["clauses.css", "matrix.css", "releases.css"]
 copybutton_prompt_text = r">>> |\.\.\. "
 copybutton_prompt_is_regexp = True
 smartquotes = False  # commands and flags (--device, --lf) must read as typed
