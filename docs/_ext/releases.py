@@ -121,8 +121,14 @@ class ReleaseIndexDirective(SphinxDirective):
         return [intro, table(["release-index"], (14, 10, 10, 66), ["release", "stop", "start", "spec pages"], rows)]
 
 
+def always_read(app, env, added, changed, removed):
+    """The pages are made of the spec pages' clauses, which may have changed: read them on every build."""
+    return [doc for doc in env.found_docs if doc.startswith(releases.FOLDER + "/")]
+
+
 def setup(app):
     app.connect("builder-inited", generate)
+    app.connect("env-get-outdated", always_read)
     app.add_directive("release-changes", ReleaseChangesDirective)
     app.add_directive("release-index", ReleaseIndexDirective)
     return {"version": "1", "parallel_read_safe": False}
