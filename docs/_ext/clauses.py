@@ -17,8 +17,8 @@ from sphinx import addnodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from conformance.harness import modes, results, status
 from conformance.harness import registry as reg
+from conformance.harness import results, status
 
 logger = logging.getLogger(__name__)
 
@@ -208,43 +208,6 @@ class ClauseIndexDirective(SphinxDirective):
         return [table(["clause-index"], (9, 11, 11, 13, 56), header, rows)]
 
 
-SYMBOLS = {"pass": "✓", "fail": "✗ fail", "not-applicable": "n/a", "not-run": "·"}
-
-
-class MatrixDirective(SphinxDirective):
-    """Clauses x torch versions, one table per device and mode that was run, from the recorded results."""
-
-    def run(self):
-        recorded = status.recorded()
-        if not recorded:
-            return [nodes.paragraph("", "No results are recorded yet.")]
-        versions = sorted({v for v, _ in recorded}, key=status.Version)
-        clauses = sorted(reg.default().clauses.values(), key=lambda c: (c.page, _number(c.id)))
-        out, never_run = [], []
-        for device in status.KNOWN:
-            for mode in modes.KNOWN:
-                docs = {v: recorded[(v, device)] for v in versions if (v, device) in recorded}
-                outcome = {v: doc["devices"][device][mode] for v, doc in docs.items()}
-                if not any(e["outcome"] in ("pass", "fail") for t in outcome.values() for e in t.values()):
-                    never_run.append(f"{device} ({mode})")
-                    continue
-                section = nodes.section(ids=[f"matrix-{device}-{mode}"], names=[f"matrix-{device}-{mode}"])
-                section += nodes.title("", f"Device: {device}, mode: {mode}")
-                rows = []
-                page = None
-                for c in clauses:
-                    if c.page != page:  # a row naming the page opens each group
-                        page = c.page
-                        rows.append([doc_link(f"spec/{page}", nodes.strong(page, page)), *[""] * len(versions)])
-                    cells = [SYMBOLS[outcome[v][c.id]["outcome"]] if v in outcome else "" for v in versions]
-                    rows.append([_clause_link(c.id), *cells])
-                section += table(["conformance-matrix"], [1] * (len(versions) + 1), ["clause", *versions], rows)
-                out.append(section)
-        if never_run:
-            out.insert(0, nodes.paragraph("", f"Not run on any recorded release: {', '.join(never_run)}."))
-        return out
-
-
 def _number(cid: str) -> int:
     return int(cid.rsplit("-", 1)[1])
 
@@ -292,7 +255,6 @@ def setup(app):
     app.add_directive("clause", ClauseDirective)
     app.add_directive("example", ExampleDirective)
     app.add_directive("clause-index", ClauseIndexDirective)
-    app.add_directive("conformance-matrix", MatrixDirective)
     app.connect("env-check-consistency", check_consistency)
     app.connect("builder-inited", check_results)
     return {"version": "1", "parallel_read_safe": False, "env_version": 1}
