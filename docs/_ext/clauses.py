@@ -41,6 +41,13 @@ CLAUSE_ID = re.compile(r"\b[A-Z]+-\d+\b")
 RELATIVE_DOC = re.compile(r"\{doc\}`([\w]+)`")
 
 
+def level_badge(clause: reg.Clause) -> list[nodes.Node]:
+    """The level after a clause's ID; most clauses are MUST, so only the exceptions carry a badge."""
+    if clause.level == "MUST":
+        return []
+    return [nodes.Text(" "), nodes.inline(clause.level, clause.level, classes=["clause-level"])]
+
+
 def linked_ids(text: str) -> list[nodes.Node]:
     """Plain text with each clause ID in it made a link to its clause."""
     out, at = [], 0
@@ -103,9 +110,7 @@ class ClauseDirective(SphinxDirective):
         self.state.document.note_explicit_target(box)
         head = nodes.paragraph(classes=["clause-head"])
         head += nodes.reference("", "", nodes.strong(cid, cid), refid=box["ids"][0], classes=["clause-id"])
-        if clause.level != "MUST":  # most clauses are MUST: only the exceptions carry a badge
-            head += nodes.Text(" ")
-            head += nodes.inline(clause.level, clause.level, classes=["clause-level"])
+        head += level_badge(clause)
         # A search target: the clause ID finds this box first (Sphinx's object search).
         self.env.get_domain("std").note_object("clause-id", cid, box["ids"][0], location=self.get_location())
         facts = [clause.range_text()]

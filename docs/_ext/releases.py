@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clauses import _clause_link, doc_link, table
+from clauses import _clause_link, doc_link, level_badge, table
 from docutils import nodes
 from docutils.statemachine import StringList
 from packaging.version import Version
@@ -89,8 +89,7 @@ class ReleaseChangesDirective(SphinxDirective):
         box = nodes.container(classes=["clause", f"clause-{clause.level.lower()}"])
         head = nodes.paragraph(classes=["clause-head"])
         head += _clause_link(clause.id)
-        head += nodes.Text(" ")
-        head += nodes.inline(clause.level, clause.level, classes=["clause-level"])
+        head += level_badge(clause)
         head += nodes.inline("", f" · {clause.range_text()}", classes=["clause-range"])
         box += head
         self.state.nested_parse(StringList(clause.text.splitlines(), source=f"spec/{clause.page}.md"), 0, box)
