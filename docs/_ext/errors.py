@@ -34,7 +34,7 @@ class ErrorDirective(SphinxDirective):
         node_id = nodes.make_id(f"error-{message}")[:80]
         entry["ids"].append(node_id)
         self.state.document.note_explicit_target(entry)
-        # The search index escapes a straight quote twice ("&amp;#x27;" in the results): a typographic one reads the same
+        # The search index escapes a straight quote twice ("&amp;#x27;" in results): a typographic one reads the same
         name = message.replace("'", "\u2019")
         self.env.get_domain("std").note_object(OBJECT_TYPE, name, node_id, location=self.get_location())
         entry += nodes.paragraph("", "", nodes.literal(message, message), classes=["error-message"])
