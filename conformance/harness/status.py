@@ -149,8 +149,8 @@ def clause_line(clause: reg.Clause) -> str:
             sentences.append(f"Compiled: {told}." if sentences else f"{told}.")
     if both:
         sentences[-1] = sentences[-1][:-2] + "; eager and compiled)."
-    text = " ".join(sentences) or "Not applicable on every recorded release."
-    return " ".join(["Recorded:", text[0].lower() + text[1:], *boundaries(clause)])
+    text = " ".join(sentences) or "not applicable on every recorded release."
+    return " ".join(["Recorded:", text, *boundaries(clause)])
 
 
 def short(clause: reg.Clause) -> str:

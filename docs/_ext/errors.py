@@ -1,12 +1,14 @@
 """Sphinx extension: the ``error-entry`` directive, one entry of the landing page's lookup by error message.
 
 Readers arrive with a message pasted from a traceback. Each entry shows the message, the situation that raises it,
-the page that explains it and the fix, and makes the message a search object: pasting it into the search box
+the page that explains it, the fix, and the clauses whose tests prove torch raises it (tests/test_site.py checks
+that each names the message); it makes the message a search object: pasting it into the search box
 lists this entry first (docs/_static/scorer.js ranks these objects above pages).
 """
 
 from __future__ import annotations
 
+from clauses import clause_role
 from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util.docutils import SphinxDirective
@@ -23,6 +25,7 @@ class ErrorDirective(SphinxDirective):
         "when": directives.unchanged_required,
         "read": directives.unchanged_required,
         "fix": directives.unchanged_required,
+        "clauses": directives.unchanged_required,
     }
 
     def run(self):
@@ -41,6 +44,11 @@ class ErrorDirective(SphinxDirective):
         for label, name in (("When", "when"), ("Read", "read"), ("Fix", "fix")):
             text, messages = self.parse_inline(self.options[name], lineno=self.lineno)
             entry += nodes.paragraph("", "", nodes.strong(label, label), nodes.Text(": "), *text, *messages)
+        proof = nodes.paragraph("", "Proved by ", classes=["clause-status"])
+        for i, cid in enumerate(self.options["clauses"].split()):
+            proof += [nodes.Text(", ")] if i else []
+            proof += clause_role("clause", cid, cid, self.lineno, self.state.inliner)[0]
+        entry += proof
         return [entry]
 
 
