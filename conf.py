@@ -27,6 +27,7 @@ extensions = [
     "errata",
     "divergences",
     "errors",
+    "diagrams",
 ]
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3

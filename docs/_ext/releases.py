@@ -30,7 +30,10 @@ def stubs(versions: list[Version]) -> dict[str, str]:
     """{file name: MyST text} of the generated pages: one per boundary, and the index (newest first)."""
     pages = {f"torch-{v}.md": f"# {page_title(v)}\n\n```{{release-changes}} {v}\n```\n" for v in versions}
     toctree = "\n".join(f"torch-{v}" for v in reversed(versions))
-    pages["index.md"] = f"# {INDEX_TITLE}\n\n```{{release-index}}\n```\n\n```{{toctree}}\n:hidden:\n\n{toctree}\n```\n"
+    timeline = "```{diagram} release-timeline\nWhere the clause ranges start or stop, per spec page.\n```\n\n"
+    pages["index.md"] = (
+        f"# {INDEX_TITLE}\n\n{timeline}```{{release-index}}\n```\n\n```{{toctree}}\n:hidden:\n\n{toctree}\n```\n"
+    )
     return pages
 
 
