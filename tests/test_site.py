@@ -87,3 +87,13 @@ def test_devices_never_run_are_said_once_not_under_each_clause():
     for clause in registry.default().clauses.values():
         line = status.clause_line(clause)
         assert not any(d in line for d in never) and "not run" not in line, line
+
+
+def test_the_release_timeline_is_drawn_from_the_clause_ranges():
+    diagrams = pytest.importorskip("diagrams")
+    svg = diagrams.render("release-timeline").read_text()
+    ranged = [c for c in registry.default().clauses.values() if c.since or c.until]
+    for page in {c.page for c in ranged}:
+        assert f">{page}<" in svg, f"page {page} has ranged clauses but no lane in the timeline"
+    for boundary in {str(b) for c in ranged for b in (c.since, c.until) if b}:
+        assert f">{boundary}<" in svg, f"release {boundary} is a clause boundary but not on the timeline's axis"
