@@ -16,3 +16,11 @@ var Scorer = {
   term: 5,
   partialTerm: 2,
 };
+
+// Sphinx splits a query at every non-word character, so "CLONE-2" becomes "clone" and "2", which CLONE-12 matches
+// as well as CLONE-2. Keep each clause ID whole too: the whole ID matches its clause's name exactly (Sphinx loads
+// this after searchtools.js, whose default splitQuery this replaces).
+var splitQuery = (query) => [
+  ...query.split(/[^\p{Letter}\p{Number}_\p{Emoji_Presentation}]+/gu).filter((term) => term),
+  ...(query.match(/\b[A-Za-z]+-\d+\b/g) || []),
+];
