@@ -28,6 +28,7 @@ extensions = [
     "divergences",
     "errors",
     "diagrams",
+    "spec_json",
 ]
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
