@@ -178,7 +178,8 @@ def lookup_lines(entries: dict[str, Entry]) -> dict[str, tuple[str, bool]]:
         line = line or (statements or code or [""])[0]
         if statements:
             openings.add((entry.source.key, statements[0]))
-        out[entry.id] = (line, True) if line else (_shortened(entry.quote.split("\n\n")[0].replace("\n", " ")), False)
+        prose = entry.quote.split("\n\n")[0].replace("\n", " ").replace("`", "")  # shown as plain text
+        out[entry.id] = (line, True) if line else (_shortened(prose), False)
     return out
 
 
