@@ -25,6 +25,7 @@ extensions = [
     "bad_input_table",
     "populations",
     "errata",
+    "errata_lookup",
     "divergences",
     "errors",
     "diagrams",
