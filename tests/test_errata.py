@@ -66,7 +66,8 @@ def test_ids_are_stable_and_simple():
 @pytest.mark.parametrize("entry", ENTRIES.values(), ids=lambda e: e.id)
 def test_entry_is_complete(entry):
     assert entry.verdict in errata.VERDICTS
-    assert entry.source.path in ("seeds/000", "seeds/001") and entry.source.title
+    assert entry.source.language in ("English", "Korean") and entry.source.title
+    assert entry.fix_short, f"{entry.id} has no :fix:"
     assert entry.title and entry.quote
     assert entry.does and entry.fix and entry.proof
 
@@ -125,11 +126,19 @@ def test_the_errata_page_writes_no_verdict_by_hand():
 GOOD = """\
 :::{erratum} EN-1 A title
 :verdict: wrong
+:fix: `x.fixed()`
 
 > "A quote."
 
 - *What torch does*: {clause}`DATA-1`.
 - *Correct way*: as written.
+
+  ```{code-block} pycon
+  :class: needs-execution
+
+  >>> x.fixed()
+  1
+  ```
 - *Proof*: test `test_data.py::test_x`. Spec page: {doc}`/spec/data`, erratum 1.
 :::
 """
@@ -139,6 +148,7 @@ def test_a_good_entry_is_read():
     (entry,) = errata.parse(GOOD).values()
     assert (entry.id, entry.title, entry.verdict, entry.quote) == ("EN-1", "A title", "wrong", '"A quote."')
     assert (entry.clauses, entry.tests, entry.pages) == (("DATA-1",), ("test_data.py::test_x",), ("data",))
+    assert (entry.fix_short, entry.fix_ko, entry.snippet) == ("`x.fixed()`", "", ">>> x.fixed()\n1")
 
 
 @pytest.mark.parametrize(
@@ -156,6 +166,8 @@ def test_a_good_entry_is_read():
         (("- *Correct way*: as written.\n", ""), "no bullet - *Correct way*:"),
         (("- *What torch does*:", "**Verdict: wrong.**\n\n- *What torch does*:"), "writes a verdict by hand"),
         (("erratum 1.\n:::\n", "erratum 1.\n"), "not closed"),
+        ((":fix: `x.fixed()`\n", ""), "needs :fix:"),
+        ((":fix: `x.fixed()`", ":fix: `x.fixed()`\n:fix-ko: 고치세요"), ":fix-ko: (the fix in Korean)"),
     ],
 )
 def test_format_errors_are_refused(change, message):
@@ -177,7 +189,7 @@ def build(tmp_path, page):
         textwrap.dedent(f"""\
         import sys
         sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / "docs" / "_ext")!r}]
-        extensions = ["myst_parser", "errata"]
+        extensions = ["myst_parser", "sphinx_design", "errata"]
         """)
     )
     (tmp_path / "index.md").write_text(page, encoding="utf-8")
@@ -196,10 +208,130 @@ def test_the_role_shows_the_verdict_of_the_source(tmp_path):
     assert run.returncode == 0, run.stderr
     html = (out / "index.html").read_text(encoding="utf-8")
     assert re.search(r'href="[^"]*docs/errata\.html#en-10"', html)
-    assert f'<em class="erratum-verdict">{entry.verdict}</em>' in html
+    assert (
+        f'<span class="sd-badge verdict-badge verdict-{entry.verdict.replace(" ", "-")}">{entry.verdict}</span>' in html
+    )
 
 
 def test_an_unknown_id_fails_the_build(tmp_path):
     run, _ = build(tmp_path, "# Page\n\nSee {erratum}`EN-999`.\n")
     assert run.returncode != 0
     assert "unknown erratum 'EN-999'" in run.stderr
+
+
+# What a reader holding one of the posts gets: the lookup table, stable anchors, verdict badges, corrected
+# snippets, a Korean line for every Korean entry, and the posts named by their titles.
+
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+@pytest.mark.parametrize("entry", ENTRIES.values(), ids=lambda e: e.id)
+def test_every_wrong_or_failing_entry_has_a_corrected_snippet(entry):
+    if entry.verdict not in errata.NEEDS_SNIPPET:
+        return
+    assert entry.snippet.startswith(">>> "), f"{entry.id} ({entry.verdict}) has no corrected snippet"
+    assert any(not line.startswith((">>> ", "... ")) for line in entry.snippet.splitlines()), (
+        f"{entry.id}: the corrected snippet shows no output"
+    )
+
+
+def test_corrected_snippets_run_and_print_what_they_show():
+    """The snippets are not yet executed by the conformance suite; until they are, this runs them on the installed
+    torch so that no output shown was made up (the site names the torch they were written from)."""
+    torch = pytest.importorskip("torch")
+    import doctest
+
+    parser, failures = doctest.DocTestParser(), []
+    for entry in ENTRIES.values():
+        if entry.snippet:
+            test = parser.get_doctest(entry.snippet, {"torch": torch}, entry.id, "docs/errata.md", entry.line)
+            out = []
+            runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+            runner.run(test, out=out.append)
+            if runner.failures:
+                failures.append("".join(out))
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("entry", [e for e in ENTRIES.values() if e.id.startswith("KO-")], ids=lambda e: e.id)
+def test_every_korean_entry_has_its_verdict_and_fix_in_korean(entry):
+    assert HANGUL.search(entry.fix_ko), f"{entry.id}: :fix-ko: is not written in Korean"
+    assert entry.verdict in errata.VERDICTS_KO
+
+
+def test_lookup_lines_are_lines_of_the_quotes():
+    lines = errata.lookup_lines(ENTRIES)
+    assert list(lines) == list(ENTRIES)
+    for entry in ENTRIES.values():
+        text, is_code = lines[entry.id]
+        assert text, entry.id
+        if is_code:
+            assert text in entry.quote, f"{entry.id}: {text!r} is not a line of its quote"
+    # The line every Korean snippet opens with stands for the first entry only; the others show their own line.
+    assert lines["KO-5"] == ("x.add_(1)", True)
+    assert lines["KO-8"] == ("x.copy_(torch.randn(5))", True)
+
+
+def test_no_page_calls_the_posts_by_their_file_names():
+    paths = [*PAGES, ROOT / "README.md", *sorted((ROOT / "docs" / "_ext").glob("*.py"))]
+    named = [rel(p) for p in paths if "seeds/00" in p.read_text(encoding="utf-8")]
+    assert not named, f"name the posts by their titles, not seeds/000 or seeds/001: {named}"
+
+
+def _luminance(hex_colour: str) -> float:
+    r, g, b = (int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def test_verdict_badges_have_enough_contrast():
+    css = (ROOT / "docs" / "_static" / "errata.css").read_text(encoding="utf-8")
+    pairs = re.findall(r"--badge-bg: (#[0-9a-f]{6}); --badge-fg: (#[0-9a-f]{6})", css)
+    assert len(pairs) >= 1 + 4 * 3, "a colour pair per verdict, in light mode and in both dark-mode rules"
+    for bg, fg in pairs:
+        hi, lo = sorted((_luminance(bg), _luminance(fg)), reverse=True)
+        assert (hi + 0.05) / (lo + 0.05) >= 4.5, f"badge {fg} on {bg}: below WCAG AA"
+    for verdict in errata.VERDICTS:
+        assert css.count(f".verdict-{verdict.replace(' ', '-')} {{ --badge-bg") == 3, verdict
+
+
+@pytest.fixture(scope="module")
+def errata_html(tmp_path_factory):
+    """The errata page as the site build renders it (the whole site, once)."""
+    pytest.importorskip("sphinx_design")
+    out = tmp_path_factory.mktemp("site")
+    run = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-q", "-b", "html", str(ROOT), str(out)], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    return (out / "docs" / "errata.html").read_text(encoding="utf-8")
+
+
+def test_every_entry_is_anchored_at_its_id(errata_html):
+    anchors = re.findall(r'<section class="erratum [^"]*" id="([^"]+)"', errata_html)
+    assert anchors == [e.id.lower() for e in ENTRIES.values()]
+
+
+def test_the_lookup_table_has_one_row_per_entry_linking_to_it(errata_html):
+    tables = re.findall(r'<table class="[^"]*errata-lookup.*?</table>', errata_html, re.S)
+    rows = [row for table in tables for row in re.findall(r"<tr[^>]*>.*?</tr>", table.split("<tbody>")[1], re.S)]
+    assert len(rows) == len(ENTRIES)
+    for row, entry in zip(rows, ENTRIES.values(), strict=True):
+        assert f'href="#{entry.anchor}"' in row, entry.id
+        assert f'verdict-badge verdict-{entry.verdict.replace(" ", "-")}">{entry.verdict}<' in row, entry.id
+
+
+def test_entries_show_a_badge_a_korean_line_and_a_closed_proof(errata_html):
+    sections = re.split(r'<section class="erratum ', errata_html)[1:]
+    assert len(sections) == len(ENTRIES)
+    for html, entry in zip(sections, ENTRIES.values(), strict=True):
+        assert f'Verdict: <span class="sd-badge verdict-badge verdict-{entry.verdict.replace(" ", "-")}">' in html
+        assert ('lang="ko"' in html) == entry.id.startswith("KO-"), entry.id
+        assert re.search(r'<details class="[^"]*erratum-proof[^"]*"(?![^>]*open)', html), entry.id
+        assert ("Not yet executed by the conformance suite" in html) == bool(entry.snippet), entry.id
+
+
+def test_ids_written_in_plain_text_are_links(errata_html):
+    # "the fix of EN-13" in the lookup table, and "(KO-2)" in the text of an entry.
+    assert re.search(r'the fix of <a [^>]*href="#en-13"', errata_html)
+    assert re.search(r'stops at <code[^>]*>.*?</code> \(<a [^>]*href="#ko-2"', errata_html)

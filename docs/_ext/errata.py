@@ -1,38 +1,70 @@
-"""Sphinx extension: the ``erratum`` directive and role, and the errata summary.
+"""Sphinx extension: the ``erratum`` directive and role, links on every erratum ID, and the errata summary.
 
 The errata are read by errata_source.py from docs/errata.md, the single source
 of every verdict; this extension renders them there and shows them elsewhere:
 
 - ``:::{erratum} EN-10 <title>`` (docs/errata.md only) renders one entry as a
-  section with the stable anchor ``#en-10``: its title, its source, the quote,
-  the verdict (from ``:verdict:``), the body, and the pages that refer to it;
-- ``{erratum}`EN-10``` (any page) renders the ID and the verdict of the entry,
-  linked to its anchor; an unknown ID is an error (and fails ``-W``);
-- ``:::{errata-summary}`` renders the count of entries per verdict and source.
+  section with the stable anchor ``#en-10``: its title, the post it is from,
+  the quote, the verdict as a coloured badge (from ``:verdict:``), on a Korean
+  entry the verdict and the fix in Korean, the explanation and the correct way
+  (with its corrected snippet), and the proof and the pages that refer to the
+  entry in a dropdown, closed;
+- ``{erratum}`EN-10``` (any page) renders the ID and the verdict badge of the
+  entry, linked to its anchor; an unknown ID is an error (and fails ``-W``);
+- every ID written in plain text ("see KO-29") is made a link to its entry;
+- ``:::{errata-summary}`` lists the entries split off others, the implied
+  claims, and the entries no spec page refers to.
+
+The lookup table at the top of the page is errata_lookup.py.
 """
 
 from __future__ import annotations
 
 import errata_source as src
-from clauses import doc_link, table, table_row
 from docutils import nodes
 from docutils.parsers.rst import directives
+from docutils.statemachine import StringList
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 logger = logging.getLogger(__name__)
+
+# The torch whose output the corrected snippets show (run by hand, until the suite executes them).
+SNIPPETS_RUN_ON = "2.13.0"
+# The bullets of an entry shown only on demand, in a dropdown: the explanation and its proof.
+FOLDED = ("- *What torch does*:", "- *Proof*:")
 
 
 class erratum_ref(nodes.inline):  # noqa: N801 (docutils node classes are lower case)
     """An ``{erratum}`` reference, replaced by a link once the output document is known."""
 
 
-def _entries(env) -> dict[str, src.Entry]:
+def entries_of(env) -> dict[str, src.Entry]:
     return getattr(env.app, "tus_errata", {})
 
 
 def _verdict_class(verdict: str) -> str:
     return "verdict-" + verdict.replace(" ", "-")
+
+
+def verdict_badge(verdict: str, text: str | None = None) -> nodes.inline:
+    """The verdict as a badge: sphinx-design's badge shape, our colours (errata.css); the word is always in it."""
+    text = text or verdict
+    return nodes.inline(text, text, classes=["sd-badge", "verdict-badge", _verdict_class(verdict)])
+
+
+def entry_link(entry: src.Entry, refuri: str, text: str | None = None) -> nodes.reference:
+    """A link to an entry's anchor whose tooltip gives its title and verdict."""
+    text = text or entry.id
+    ref = nodes.reference(
+        "",
+        "",
+        internal=True,
+        refuri=f"{refuri}#{entry.anchor}",
+        reftitle=f"{entry.id}. {_plain(entry.title)}: {entry.verdict}",
+    )
+    ref += nodes.inline(text, text, classes=["erratum-id"])
+    return ref
 
 
 def _plain(text: str) -> str:
@@ -43,38 +75,76 @@ def erratum_role(name, rawtext, text, lineno, inliner, options=None, content=())
     env = inliner.document.settings.env
     env.note_dependency(str(src.ERRATA_PAGE))  # a changed verdict re-reads the pages that show it
     eid = text.strip()
-    if eid not in _entries(env):
+    if eid not in entries_of(env):
         msg = inliner.reporter.error(f"unknown erratum {eid!r} (not defined in docs/errata.md)", line=lineno)
         return [inliner.problematic(rawtext, rawtext, msg)], [msg]
     return [erratum_ref(rawtext, "", eid=eid)], []
 
 
+def _uri(app, docname: str) -> str:
+    return "" if docname == src.ERRATA_DOCNAME else app.builder.get_relative_uri(docname, src.ERRATA_DOCNAME)
+
+
+def verdict_role(name, rawtext, text, lineno, inliner, options=None, content=()):
+    """``{verdict}`wrong```: the badge of a verdict, for prose that explains the verdicts."""
+    if text not in src.VERDICTS:
+        msg = inliner.reporter.error(f"unknown verdict {text!r}; one of {', '.join(src.VERDICTS)}", line=lineno)
+        return [inliner.problematic(rawtext, rawtext, msg)], [msg]
+    return [verdict_badge(text)], []
+
+
 def resolve_references(app, doctree, docname):
-    entries = _entries(app.env)
+    entries = entries_of(app.env)
     for node in list(doctree.findall(erratum_ref)):
         entry = entries.get(node["eid"])
         if entry is None:  # reported when read
             node.replace_self(nodes.Text(node["eid"]))
             continue
-        uri = "" if docname == src.ERRATA_DOCNAME else app.builder.get_relative_uri(docname, src.ERRATA_DOCNAME)
-        ref = nodes.reference(
-            "",
-            "",
-            internal=True,
-            refuri=f"{uri}#{entry.anchor}",
-            reftitle=f"{entry.id}. {_plain(entry.title)}: {entry.verdict}",
-            classes=["erratum-ref", _verdict_class(entry.verdict)],
-        )
-        ref += nodes.inline(entry.id, entry.id, classes=["erratum-id"])
-        ref += nodes.Text(": ")
-        ref += nodes.emphasis(entry.verdict, entry.verdict, classes=["erratum-verdict"])
+        ref = entry_link(entry, _uri(app, docname))
+        ref["classes"] += ["erratum-ref", _verdict_class(entry.verdict)]
+        ref += nodes.Text(" ")
+        ref += verdict_badge(entry.verdict)
         node.replace_self(ref)
+    link_mentions(app, doctree, docname)
 
 
-def _note_sources(env):
+# Text in these is not made a link: it is one already, code, or a heading (whose entry is the section itself).
+_NO_LINKS = (nodes.reference, nodes.literal, nodes.literal_block, nodes.title, nodes.raw, nodes.comment)
+
+
+def link_mentions(app, doctree, docname):
+    """Every erratum ID written in plain text ("see KO-29", "EN-2 to EN-8") becomes a link to its entry."""
+    entries = entries_of(app.env)
+    if not entries:
+        return
+    for text in list(doctree.findall(nodes.Text)):
+        if not src.MENTION.search(text) or any(isinstance(a, _NO_LINKS) for a in _ancestors(text)):
+            continue
+        out, at = [], 0
+        for m in src.MENTION.finditer(text):
+            if m.group(0) in entries:
+                out += [nodes.Text(text[at : m.start()]), entry_link(entries[m.group(0)], _uri(app, docname))]
+                at = m.end()
+        if out:
+            text.parent.replace(text, [*out, nodes.Text(text[at:])])
+
+
+def _ancestors(node):
+    while node.parent is not None:
+        node = node.parent
+        yield node
+
+
+def note_sources(env):
     """The errata page shows which pages refer to each entry: re-read it when any page changes."""
     for path in [*(src.ROOT / "spec").glob("*.md"), *(src.ROOT / "docs").glob("*.md")]:
         env.note_dependency(str(path))
+
+
+def _snippet_caption() -> nodes.paragraph:
+    """Said under a corrected snippet: its output is real, but the suite does not run it yet (unlike {example})."""
+    text = f"Corrected; the output torch {SNIPPETS_RUN_ON} printed. Not yet executed by the conformance suite."
+    return nodes.paragraph(text, text, classes=["example-caption", "needs-execution-caption"])
 
 
 class ErratumDirective(SphinxDirective):
@@ -85,6 +155,8 @@ class ErratumDirective(SphinxDirective):
     has_content = True
     option_spec = {
         "verdict": directives.unchanged_required,
+        "fix": directives.unchanged_required,
+        "fix-ko": directives.unchanged_required,
         "split-from": directives.unchanged_required,
         "implied": directives.flag,
     }
@@ -93,74 +165,104 @@ class ErratumDirective(SphinxDirective):
         if self.env.docname != src.ERRATA_DOCNAME:
             raise self.error(f"errata are defined in {src.ERRATA_DOCNAME}.md only; elsewhere, refer with {{erratum}}")
         eid = self.arguments[0].split()[0]
-        entry = _entries(self.env).get(eid)
+        entry = entries_of(self.env).get(eid)
         if entry is None or entry.verdict != self.options.get("verdict"):
             raise self.error(f"erratum {eid} is not read the same way by errata_source.py (format error?)")
         self.env.tus_errata_seen = getattr(self.env, "tus_errata_seen", set()) | {eid}
-        _note_sources(self.env)
+        note_sources(self.env)
 
+        # The anchor is the ID (#en-10), never a slug of the title, so links survive a retitled entry.
         section = nodes.section(classes=["erratum", _verdict_class(entry.verdict)])
         section["names"].append(entry.anchor)
         self.state.document.note_explicit_target(section)
         title_nodes, messages = self.state.inline_text(f"{entry.id}. {entry.title}", self.lineno)
         section += nodes.title("", "", *title_nodes)
         section += messages
+        section += self._meta(entry)
 
+        shown, folded = self._split_folded()
+        body = nodes.container()
+        self.state.nested_parse(shown, self.content_offset, body)
+        children = list(body.children)
+        at = next((i for i, n in enumerate(children) if isinstance(n, nodes.block_quote)), None)
+        if at is None:
+            raise self.error(f"erratum {eid}: the body must start with the quote")
+        verdict = [nodes.Text("Verdict: "), verdict_badge(entry.verdict)]
+        follow = children[at + 1] if at + 1 < len(children) else None
+        if isinstance(follow, nodes.paragraph):  # the entry's lead sentence follows its verdict
+            follow["classes"].append("erratum-verdict-line")
+            follow[0:0] = [*verdict, nodes.Text(" ")]
+        else:
+            children.insert(at + 1, nodes.paragraph("", "", *verdict, classes=["erratum-verdict-line"]))
+            follow = children[at + 1]
+        if entry.fix_ko:
+            children.insert(children.index(follow) + 1, self._korean_line(entry))
+        for child in children:
+            section += child
+        for block in list(section.findall(nodes.literal_block)):
+            if "needs-execution" in block["classes"]:
+                block.parent.insert(block.parent.index(block) + 1, _snippet_caption())
+        section += self._folded_dropdown(entry, folded)
+        return [section]
+
+    def _meta(self, entry: src.Entry) -> nodes.paragraph:
         meta = nodes.paragraph(classes=["erratum-meta"])
-        meta += nodes.Text(f"{entry.source.language} source (")
-        meta += nodes.literal(entry.source.path, entry.source.path)
-        meta += nodes.Text(")")
+        meta += nodes.Text(f"In {entry.source.name}")
         if entry.split_from:
             meta += nodes.Text("; split from ")
             meta += erratum_ref("", "", eid=entry.split_from)
         if entry.implied:
             meta += nodes.Text("; a claim the code implies without stating it")
-        section += meta
+        return meta
 
-        body = nodes.container()
-        self.state.nested_parse(self.content, self.content_offset, body)
-        children = list(body.children)
-        verdict = nodes.strong("", f"Verdict: {entry.verdict}.", classes=["erratum-verdict-line"])
-        at = next((i for i, n in enumerate(children) if isinstance(n, nodes.block_quote)), None)
-        if at is None:
-            raise self.error(f"erratum {eid}: the body must start with the quote")
-        follow = children[at + 1] if at + 1 < len(children) else None
-        if isinstance(follow, nodes.paragraph):
-            follow.insert(0, nodes.Text(" "))
-            follow.insert(0, verdict)
-        else:
-            children.insert(at + 1, nodes.paragraph("", "", verdict))
-        for child in children:
-            section += child
+    def _korean_line(self, entry: src.Entry) -> nodes.paragraph:
+        """The verdict and the fix in one Korean sentence, for the reader of the Korean post."""
+        fix, messages = self.state.inline_text(entry.fix_ko, self.lineno)
+        para = nodes.paragraph(classes=["erratum-ko", "language-ko"])  # docutils writes lang="ko"
+        para += nodes.Text("판정: ")
+        para += verdict_badge(entry.verdict, src.VERDICTS_KO[entry.verdict])
+        para += nodes.Text(" — ")
+        para += fix
+        para += messages
+        return para
 
+    def _split_folded(self) -> tuple[StringList, StringList]:
+        """The content without its *What torch does* and *Proof* bullets, and those two bullets, as written."""
+        shown, folded, in_folded = StringList(), StringList(), False
+        for line, (source, offset) in zip(self.content, self.content.items, strict=True):
+            if line.startswith("- *"):
+                in_folded = line.startswith(FOLDED)
+            elif line.strip() and not line.startswith("  "):
+                in_folded = False
+            (folded if in_folded else shown).append(line, source, offset)
+        return shown, folded
+
+    def _folded_dropdown(self, entry: src.Entry, folded: StringList) -> list[nodes.Node]:
+        """What torch does and the proof (clauses, tests, spec pages), then the pages that refer to the entry:
+        closed, so that a reader sees the quote, the verdict and the fix of one entry after another."""
+        text = StringList()
+        text.append(":::::{dropdown} What torch does, and the proof", "<errata>")
+        text.append(":class-container: erratum-proof", "<errata>")
+        text.append("", "<errata>")
+        text.extend(folded)
         referring = src.referring_pages().get(entry.id, [])
         if referring:
-            para = nodes.paragraph(classes=["erratum-referring"])
-            para += nodes.Text("Referred to from: ")
-            for i, docname in enumerate(referring):
-                para += nodes.Text(", " if i else "")
-                para += doc_link(docname)
-            para += nodes.Text(".")
-            section += para
-        return [section]
+            links = ", ".join(f"{{doc}}`/{d}`" for d in referring)
+            text.append("", "<errata>")
+            text.append(f"Referred to from: {links}.", "<errata>")
+        text.append(":::::", "<errata>")
+        holder = nodes.container()
+        self.state.nested_parse(text, self.content_offset, holder)
+        return list(holder.children)
 
 
 class ErrataSummaryDirective(SphinxDirective):
-    """Entries per verdict and source, and the entries no page refers to, from the single source."""
+    """The entries split off others, the implied claims, and the entries no spec page refers to."""
 
     def run(self):
-        entries = _entries(self.env)
-        _note_sources(self.env)
-        keys = list(src.SOURCES)
-        header = ["verdict", *[f"{s.language} ({s.path})" for s in src.SOURCES.values()], "total"]
-        rows = []
-        for verdict in src.VERDICTS:
-            counts = [sum(e.verdict == verdict and e.id.startswith(k + "-") for e in entries.values()) for k in keys]
-            rows.append([verdict, *map(str, counts), str(sum(counts))])
-        totals = [sum(e.id.startswith(k + "-") for e in entries.values()) for k in keys]
-        rows.append(table_row(["total", *map(str, totals), str(len(entries))], strong=True))
-        summary = table(["errata-summary"], (30, *[20] * len(keys), 10), header, rows)
-        out = [summary]
+        entries = entries_of(self.env)
+        note_sources(self.env)
+        out = []
         referring = src.referring_pages()
         for label, ids in (
             ("Entries split off another entry: ", [e.id for e in entries.values() if e.split_from]),
@@ -192,7 +294,7 @@ def load_errata(app):
 def check_consistency(app, env):
     if src.ERRATA_DOCNAME not in env.found_docs:  # a project without the errata page (the tests' own)
         return
-    entries = _entries(env)
+    entries = entries_of(env)
     seen = getattr(env, "tus_errata_seen", set())
     missing = [eid for eid in entries if eid not in seen]
     if missing:
@@ -217,6 +319,7 @@ def purge_doc(app, env, docname):
 def setup(app):
     app.add_node(erratum_ref)
     app.add_role("erratum", erratum_role)
+    app.add_role("verdict", verdict_role)
     app.add_directive("erratum", ErratumDirective)
     app.add_directive("errata-summary", ErrataSummaryDirective)
     app.add_css_file("errata.css")

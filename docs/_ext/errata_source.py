@@ -16,12 +16,20 @@ directive whose argument is the entry's stable ID and its title::
     :::
 
 Options (right below the directive line): ``:verdict:`` (required, one of
-``VERDICTS``), ``:split-from:`` (the ID of the entry this one was split from)
-and ``:implied:`` (a flag: the source does not state the claim in words, its
-code takes it for granted). The body starts with the quote (a block quote) and
+``VERDICTS``), ``:fix:`` (required: the fix in a short phrase or code, shown in
+the lookup table at the top of the page), ``:fix-ko:`` (required on a Korean
+entry: the same fix in Korean, shown after "판정: <verdict>"),
+``:split-from:`` (the ID of the entry this one was split from) and
+``:implied:`` (a flag: the source does not state the claim in words, its code
+takes it for granted). The body starts with the quote (a block quote) and
 holds the three bullets above; the clauses an entry cites are the
 ``{clause}`` roles of its body, its tests the ``test_<page>.py::test_<name>``
 literals, its spec pages the ``{doc}`` links of its *Proof* bullet.
+
+An entry whose verdict is *wrong* or *does not run* carries, in its *Correct
+way* bullet, the corrected snippet with the output it printed when it was run,
+as a ``{code-block} pycon`` with ``:class: needs-execution``: not yet executed
+by the conformance suite, it is the text of a future ``{example}``.
 
 Pages refer to an entry with the ``{erratum}`` role (``{erratum}`EN-10```),
 which shows the ID and the verdict given here; no page writes a verdict of its
@@ -38,6 +46,7 @@ errata the same way. Any mistake is an ``ErrataError`` naming
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,29 +56,34 @@ ERRATA_DOCNAME = "docs/errata"
 
 VERDICTS = ("correct", "wrong", "misleading", "does not run")
 ID = re.compile(r"^(?P<source>EN|KO)-(?P<number>[1-9][0-9]*)$")
-OPTIONS = {"verdict", "split-from", "implied"}
+OPTIONS = {"verdict", "fix", "fix-ko", "split-from", "implied"}
+# The verdicts that need a corrected snippet, and each verdict in Korean (for the one-line verdict of a KO entry).
+NEEDS_SNIPPET = ("wrong", "does not run")
+VERDICTS_KO = {"correct": "맞음", "wrong": "틀림", "misleading": "오해의 소지 있음", "does not run": "실행되지 않음"}
 PARTS = ("What torch does", "Correct way", "Proof")
 
 
 @dataclass(frozen=True)
 class Source:
     key: str  # the ID prefix
-    path: str  # the write-up in the project's seeds
     language: str
     title: str
     title_en: str = ""  # an English translation of a title in another language
+
+    @property
+    def name(self) -> str:
+        """How the page names the post for a reader who holds it: its language and its title."""
+        return f"the {self.language} post \u201c{self.title}\u201d"
 
 
 SOURCES = {
     "EN": Source(
         "EN",
-        "seeds/000",
         "English",
         "Taming the Tensor: Techniques for Updating PyTorch Variables with Backpropagation",
     ),
     "KO": Source(
         "KO",
-        "seeds/001",
         "Korean",
         "PyTorch Variable에 새 값을 할당하면서 역전파를 유지하는 방법",
         "How to assign a new value to a PyTorch Variable while keeping backpropagation",
@@ -85,6 +99,12 @@ _DOC = re.compile(r"\{doc\}`(?:[^`<]*<)?(?P<target>[^`>]+)>?`")
 _OPENING = re.compile(r"^(?P<fence>:{3,}|`{3,})\{erratum\}[ \t]*(?P<arg>.*)$")
 _OPTION = re.compile(r"^:(?P<key>[A-Za-z][\w-]*):[ \t]*(?P<value>.*)$")
 _PART = re.compile(r"^- \*(?P<name>[^*]+)\*:")
+# The corrected snippet of an entry: a pycon code-block marked as not yet executed by the suite.
+_SNIPPET = re.compile(
+    r"^(?P<indent> *)(?P<fence>`{3,})\{code-block\} pycon\n(?P=indent):class: needs-execution\n\n"
+    r"(?P<code>.*?)^(?P=indent)(?P=fence)$",
+    re.M | re.S,
+)
 
 
 class ErrataError(ValueError):
@@ -98,6 +118,9 @@ class Entry:
     title: str
     verdict: str
     body: str
+    fix_short: str  # the :fix: option
+    fix_ko: str  # the :fix-ko: option ("" on an English entry)
+    snippet: str  # the corrected snippet, a pycon session ("" when the entry has none)
     quote: str
     does: str  # what torch does
     fix: str  # the correct way
@@ -119,6 +142,52 @@ class Entry:
     @property
     def number(self) -> int:
         return int(self.id.split("-")[1])
+
+
+_FENCED = re.compile(r"^```\w*\n(?P<code>.*?)^```$", re.M | re.S)
+_NAMED_CODE = re.compile(r"`([^`]+)`")
+
+
+def _quoted_code(entry: Entry) -> list[str]:
+    """The lines of the code the entry quotes, without blank lines, "..." and our translations of comments."""
+    lines = []
+    for block in _FENCED.finditer(entry.quote):
+        for line in block["code"].splitlines():
+            line = re.sub(r"\s+\(\"[^\"]*\"\)$", "", line).rstrip()  # '# 값 변경  ("change the value")'
+            if line.strip() and line.strip() != "...":
+                lines.append(line.strip())
+    return lines
+
+
+def lookup_lines(entries: dict[str, Entry]) -> dict[str, tuple[str, bool]]:
+    """For each entry, the line a reader who holds the post looks for, and whether it is code: a line of the code
+    it quotes, or its quote.
+
+    A snippet of the Korean post opens with the same ``x = torch.Variable(...)`` line as the others, so the line
+    of an entry is the code its title names, else the first code line that opens no earlier snippet of its post,
+    else its first line; an entry that quotes no code shows the first paragraph of its quote.
+    """
+    out: dict[str, tuple[str, bool]] = {}
+    openings: set[tuple[str, str]] = set()
+    for entry in entries.values():
+        code = _quoted_code(entry)
+        statements = [line for line in code if not line.startswith("#")]
+        calls = [c for c in _NAMED_CODE.findall(entry.title) if "(" in c and "..." not in c]
+        line = next((s for c in calls for s in statements if c in s), None)
+        line = line or next((s for s in statements if (entry.source.key, s) not in openings), None)
+        line = line or (statements or code or [""])[0]
+        if statements:
+            openings.add((entry.source.key, statements[0]))
+        prose = entry.quote.split("\n\n")[0].replace("\n", " ").replace("`", "")  # shown as plain text
+        out[entry.id] = (line, True) if line else (_shortened(prose), False)
+    return out
+
+
+def _shortened(text: str, limit: int = 110) -> str:
+    """A quote cut after a word near ``limit`` characters, with an ellipsis where something was left out."""
+    if len(text) <= limit:
+        return text
+    return text[: text.rfind(" ", 0, limit)].rstrip(",;:") + " \u2026"
 
 
 def _parts(body: list[str], where: str) -> dict[str, str]:
@@ -180,8 +249,13 @@ def _entry(arg: str, start: int, body: list[tuple[int, str]], page: str) -> Entr
     for n, text in body[k:]:
         if re.search(r"\*\*Verdict", text):
             raise ErrataError(f"{page}:{n}: {eid} writes a verdict by hand; the :verdict: option gives it")
+    if not opts.get("fix"):
+        raise ErrataError(f"{where}: {eid} needs :fix: (the fix in a short phrase or code)")
+    if eid.startswith("KO-") != bool(opts.get("fix-ko")):
+        raise ErrataError(f"{where}: {eid}: :fix-ko: (the fix in Korean) is given on every KO entry and only there")
     parts = _parts(lines, where)
     text = "\n".join(lines).strip()
+    snippet = _SNIPPET.search(text)
     pages = []
     for m in _DOC.finditer(parts["Proof"]):
         target = m["target"].strip()
@@ -193,6 +267,9 @@ def _entry(arg: str, start: int, body: list[tuple[int, str]], page: str) -> Entr
         title=title,
         verdict=verdict,
         body=text,
+        fix_short=opts["fix"],
+        fix_ko=opts.get("fix-ko", ""),
+        snippet=textwrap.dedent(snippet["code"]).strip() if snippet else "",
         quote="\n".join(quote).strip(),
         does=parts["What torch does"],
         fix=parts["Correct way"],
