@@ -15,7 +15,7 @@ from .modes import KNOWN as MODES
 
 WORDS = {"pass": "holds", "fail": "FAILS", "not-applicable": "not applicable", "not-run": "not run"}
 # Why a clause inside its range was not-applicable compiled, in the words of a clause's status line.
-_SPECIFIED_FROM = re.escape(modes.not_yet_specified("9.9", "0.1")).replace(re.escape("9.9"), r"([\d.]+)")
+_SPECIFIED_FROM = re.escape(modes.NOT_YET_SPECIFIED).replace(re.escape("{release}"), r"([\d.]+)")
 COMPILED_GAPS = (
     (re.compile(_SPECIFIED_FROM), "not specified before {}"),
     (re.compile(re.escape(modes.EAGER_ONLY)), "no test compiles its update step"),
@@ -101,8 +101,11 @@ def _story(clause: reg.Clause, device: str, mode: str) -> tuple[str, ...]:
             continue  # outside its range: the boundary sentence says where to look instead
         if entry["outcome"] == "not-applicable":
             for pattern, words in COMPILED_GAPS:
-                if match := next(filter(None, map(pattern.match, entry["reasons"])), None):
-                    by_word[words.format(*match.groups())].append(version)
+                # Of several tests' reasons ("specified from 2.9", "from 2.11"), the earliest release tells.
+                matches = [m for m in map(pattern.match, entry["reasons"]) if m]
+                matches.sort(key=lambda m: [Version(g) for g in m.groups()])
+                if matches:
+                    by_word[words.format(*matches[0].groups())].append(version)
             continue  # torch.compile unsupported (torch 2.0) and the like: nothing to say per clause
         by_word[WORDS[entry["outcome"]]].append(version)
     outcomes = sorted((w for w in by_word if w in WORDS.values()), key=lambda w: Version(by_word[w][0]))
