@@ -23,7 +23,7 @@ def layers(clause_id: str) -> str:
     """'dynamo on 2.1.2–2.8.0; aot_autograd on 2.9.1–2.15.0' from the recorded compile-mode observations."""
     found: dict[str, list[str]] = defaultdict(list)
     recorded = status.recorded()
-    everything = sorted({v for v, _ in recorded}, key=status.Version)
+    everything = status.versions()
     for (version, device), doc in recorded.items():
         if device != "cpu":
             continue

@@ -97,7 +97,7 @@ def load() -> Matrix | None:
     recorded = status.recorded()
     if not recorded:
         return None
-    versions = sorted({v for v, _ in recorded}, key=status.Version)
+    versions = status.versions()
     clauses = reg.default().clauses
     cells: dict[tuple[str, str], dict[str, dict[str, str]]] = {}
     ran: set[tuple[str, str]] = set()
