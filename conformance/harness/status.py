@@ -51,7 +51,6 @@ def column(device: str, mode: str) -> str:
     return device if mode == "eager" else f"{device} compiled"
 
 
-
 def outcomes(clause_id: str) -> dict[str, dict[str, list[str]]]:
     """{column ("cpu", "cpu compiled", ...): {outcome: [versions]}} for one clause, versions in ascending order."""
     table: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
