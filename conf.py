@@ -20,10 +20,15 @@ extensions = [
     "sphinx_copybutton",
     "sphinx.ext.extlinks",
     "clauses",
+    "matrix",
+    "releases",
     "bad_input_table",
     "populations",
     "errata",
     "divergences",
+    "errors",
+    "diagrams",
+    "spec_json",
 ]
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
@@ -39,7 +44,8 @@ html_theme = "furo"
 html_title = "torch-update-spec"
 html_static_path = ["docs/_static"]
 html_extra_path = ["docs/_root"]  # index.html at the site root, redirecting to the landing page
-html_css_files = ["clauses.css"]
+html_css_files = ["clauses.css", "matrix.css", "releases.css"]
+html_search_scorer = "docs/_static/scorer.js"  # clause IDs and pasted errors find their entry first
 copybutton_prompt_text = r">>> |\.\.\. "
 copybutton_prompt_is_regexp = True
 smartquotes = False  # commands and flags (--device, --lf) must read as typed

@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename  # noqa: E402
 from packaging.version import InvalidVersion, Version  # noqa: E402
 
-from conformance.harness import diff, modes, results  # noqa: E402
+from conformance.harness import diff, modes, releases, results  # noqa: E402
 from conformance.harness.devices import KNOWN  # noqa: E402
 from conformance.window import numpy_requirement  # noqa: E402
 
@@ -295,9 +295,21 @@ def check(argv=None) -> int:
     changes = [change for device, doc in new.items() for change in diff.compare(old[device], doc)]
     print(f"torch {version} against recorded {against}:")
     print(diff.report(changes))
+    if pages := release_pages(against, version):
+        print(pages)
     if written:
         print(f"results written to {shown(written)}/")
     return 1 if changes else 0
+
+
+def release_pages(against: str, version: str) -> str:
+    """The site's "What changed in torch X.Y" pages of the boundaries between the two versions, or ""."""
+    crossed = releases.between(against, version)
+    if not crossed:
+        return ""
+    lines = [f"what the spec says changed between torch {against} and {version} (build the site: nox -s docs):"]
+    lines += [f"  torch {b}: {releases.built_page(b)}" for b in crossed]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

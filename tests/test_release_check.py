@@ -10,7 +10,7 @@ import pytest
 from packaging.version import InvalidVersion, Version
 
 from conformance import release_check
-from conformance.harness import diff, registry, results
+from conformance.harness import diff, registry, releases, results
 from conformance.harness.devices import KNOWN
 from conformance.window import numpy_requirement
 
@@ -477,3 +477,25 @@ def test_a_partial_run_is_reported_but_not_written(results_dir, tmp_path, monkey
     assert f"{cid} [cpu, eager]: expected pass, observed not-run" in captured.out
     assert "results not written: a partial run (1 clauses not run" in captured.err
     assert (results_dir / "2.13.0" / "cpu.json").read_bytes() == recorded
+
+
+# --- the site's pages of the release boundaries in between --------------------------------------------------------
+
+
+def test_the_pages_of_the_release_boundaries_in_between_are_named(results_dir, monkeypatch, capsys):
+    record(results_dir, "2.0.1")
+    record(results_dir, "2.13.0")
+    new = whole_doc("2.9.1")
+    monkeypatch.setattr(release_check, "install", lambda spec: Path("python"))
+    monkeypatch.setattr(
+        release_check,
+        "run_suite",
+        lambda python, out, spec, args: {d: {**new, "devices": {d: new["devices"][d]}} for d in KNOWN},
+    )
+    release_check.main(["2.9.1", "--against", "2.0.1", "--no-write"])
+    out = capsys.readouterr().out
+    crossed = [b for b in releases.boundaries() if Version("2.0.1") < b <= Version("2.9.1")]
+    assert crossed
+    for b in crossed:
+        assert f"  torch {b}: _build/html/docs/releases/torch-{b}.html\n" in out
+    assert "torch-2.11.html" not in out

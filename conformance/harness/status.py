@@ -1,18 +1,26 @@
-"""What the recorded results say about each clause: one line per clause for the spec pages."""
+"""What the recorded results say: one line per clause, and the coverage said once per page and once per site."""
 
 from __future__ import annotations
 
 import functools
+import re
 from collections import defaultdict
 
 from packaging.version import Version
 
+from . import modes, results
 from . import registry as reg
-from . import results
 from .devices import KNOWN
 from .modes import KNOWN as MODES
 
 WORDS = {"pass": "holds", "fail": "FAILS", "not-applicable": "not applicable", "not-run": "not run"}
+# Why a clause inside its range was not-applicable compiled, in the words of a clause's status line.
+_SPECIFIED_FROM = re.escape(modes.not_yet_specified("9.9", "0.1")).replace(re.escape("9.9"), r"([\d.]+)")
+COMPILED_GAPS = (
+    (re.compile(_SPECIFIED_FROM), "not specified before {}"),
+    (re.compile(re.escape(modes.EAGER_ONLY)), "no test compiles its update step"),
+    (re.compile(r"COMPILE-9: "), "not traceable on meta (COMPILE-9)"),
+)
 
 
 @functools.cache
@@ -26,6 +34,17 @@ def recorded() -> dict[tuple[str, str], dict]:
         except results.ResultsError:
             continue  # results.check_recorded() reports it and fails the build
     return found
+
+
+def versions() -> list[str]:
+    """The recorded torch releases, oldest first."""
+    return sorted({v for v, _ in recorded()}, key=Version)
+
+
+def devices_run() -> list[str]:
+    """The devices some recorded run had (in KNOWN order); the others were never run."""
+    present = {d for (_, device), doc in recorded().items() for d in doc["present"] if d == device}
+    return [d for d in KNOWN if d in present]
 
 
 def column(device: str, mode: str) -> str:
@@ -45,7 +64,7 @@ def outcomes(clause_id: str) -> dict[str, dict[str, list[str]]]:
 
 
 def spans(versions: list[str], everything: list[str]) -> str:
-    """'2.0.1-2.4.1, 2.9.1' style: runs of consecutive recorded versions."""
+    """'2.0.1–2.4.1, 2.9.1' style: runs of consecutive recorded versions."""
     runs: list[list[str]] = []
     for v in everything:
         if v in versions:
@@ -56,17 +75,90 @@ def spans(versions: list[str], everything: list[str]) -> str:
     return ", ".join(r[0] if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs)
 
 
+def coverage() -> str:
+    """Where the results come from: said once per site and once per spec page, not under each clause."""
+    everything, ran = versions(), devices_run()
+    if not everything:
+        return "No results are recorded yet."
+    never = [d for d in KNOWN if d not in ran]
+    text = (
+        f"Results recorded on torch {everything[0]} to {everything[-1]} ({len(everything)} releases), "
+        f"on {' and '.join(ran)}, in eager mode and compiled (torch.compile)."
+    )
+    if never:
+        text += f" Never run on {' or '.join(never)}: the recording machines have no such device."
+    return text
+
+
+def _story(clause: reg.Clause, device: str, mode: str) -> tuple[str, ...]:
+    """What one device and mode recorded for a clause, in version order: ('holds on 2.0.1–2.8.0', ...)."""
+    everything = versions()
+    by_word: dict[str, list[str]] = defaultdict(list)
+    for version in everything:
+        doc = recorded().get((version, device))
+        entry = doc and doc["devices"][device][mode].get(clause.id)
+        if not entry or not clause.applies_to(version):
+            continue  # outside its range: the boundary sentence says where to look instead
+        if entry["outcome"] == "not-applicable":
+            for pattern, words in COMPILED_GAPS:
+                if match := next(filter(None, map(pattern.match, entry["reasons"])), None):
+                    by_word[words.format(*match.groups())].append(version)
+            continue  # torch.compile unsupported (torch 2.0) and the like: nothing to say per clause
+        by_word[WORDS[entry["outcome"]]].append(version)
+    outcomes = sorted((w for w in by_word if w in WORDS.values()), key=lambda w: Version(by_word[w][0]))
+    gaps = [w for w in by_word if w not in WORDS.values()]
+    return tuple([f"{w} on {spans(by_word[w], everything)}" for w in outcomes] + gaps)
+
+
+def boundaries(clause: reg.Clause) -> list[str]:
+    """'from 2.9 see INDEX-5' and 'before 2.9 see INDEX-4': the clauses of the same page across its range ends."""
+    same_page = [c for c in reg.default().clauses.values() if c.page == clause.page and c.id != clause.id]
+    said = []
+    if clause.until:
+        after = [c.id for c in same_page if c.since == clause.until and c.modes == clause.modes]
+        if after:
+            said.append(f"From {clause.until}: {', '.join(after)}.")
+    if clause.since:
+        before = [c.id for c in same_page if c.until == clause.since and c.modes == clause.modes]
+        if before:
+            said.append(f"Before {clause.since}: {', '.join(before)}.")
+    return said
+
+
 def clause_line(clause: reg.Clause) -> str:
-    everything = sorted({v for v, _ in recorded()}, key=Version)
-    table = outcomes(clause.id)
-    if not table:
+    """The recorded results of one clause in a sentence, eager first, devices with the same story together."""
+    if not recorded():
         return "Recorded results: none yet."
-    # Devices with the same story are told together.
-    stories: dict[str, list[str]] = defaultdict(list)
-    for name in COLUMNS:
-        if name in table:
-            story = "; ".join(
-                f"{WORDS[o]} on {spans(vs, everything)}" for o, vs in sorted(table[name].items(), key=lambda kv: kv[0])
-            )
-            stories[story].append(name)
-    return "Recorded results: " + " | ".join(f"{', '.join(ds)}: {s}" for s, ds in stories.items()) + "."
+    by_mode = {}
+    for mode in MODES:
+        if clause.excludes_mode(mode):
+            continue
+        stories: dict[tuple[str, ...], list[str]] = defaultdict(list)
+        for device in devices_run():
+            if not clause.excludes_device(device):
+                stories[_story(clause, device, mode)].append(device)
+        stories.pop((), None)
+        by_mode[mode] = stories
+    both = len(by_mode) == 2 and by_mode["eager"] == by_mode["compile"]
+    sentences = []
+    for mode, stories in by_mode.items():
+        if both and mode == "compile":
+            continue
+        told = "; ".join(f"{'; '.join(story)} ({', '.join(devices)})" for story, devices in stories.items())
+        if told:
+            sentences.append(f"Compiled: {told}." if sentences else f"{told}.")
+    if both:
+        sentences[-1] = sentences[-1][:-2] + "; eager and compiled)."
+    text = " ".join(sentences) or "not applicable on every recorded release."
+    return " ".join(["Recorded:", text, *boundaries(clause)])
+
+
+def short(clause: reg.Clause) -> str:
+    """The clause index's "holds on" column: the releases where it held (any device or mode), or where it failed."""
+    table = outcomes(clause.id)
+    everything = versions()
+    failed = sorted({v for by in table.values() for v in by.get("fail", [])}, key=Version)
+    if failed:
+        return f"FAILS on {spans(failed, everything)}"
+    held = sorted({v for by in table.values() for v in by.get("pass", [])}, key=Version)
+    return spans(held, everything) if held else "no recorded release in its range"

@@ -8,14 +8,17 @@ an error under ``-W``.
 
 from __future__ import annotations
 
+import re
+
 from docutils import nodes
 from docutils.parsers.rst import directives
+from docutils.statemachine import StringList
 from sphinx import addnodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from conformance.harness import modes, results, status
 from conformance.harness import registry as reg
+from conformance.harness import results, status
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +35,45 @@ def _clause_link(cid: str) -> addnodes.pending_xref:
     )
     ref["classes"].append("clause-ref")
     return ref
+
+
+CLAUSE_ID = re.compile(r"\b[A-Z]+-\d+\b")
+RELATIVE_DOC = re.compile(r"\{doc\}`([\w]+)`")
+
+
+def level_badge(clause: reg.Clause) -> list[nodes.Node]:
+    """The level after a clause's ID; most clauses are MUST, so only the exceptions carry a badge."""
+    if clause.level == "MUST":
+        return []
+    return [nodes.Text(" "), nodes.inline(clause.level, clause.level, classes=["clause-level"])]
+
+
+def linked_ids(text: str) -> list[nodes.Node]:
+    """Plain text with each clause ID in it made a link to its clause."""
+    out, at = [], 0
+    for match in CLAUSE_ID.finditer(text):
+        if match.group() in reg.default().clauses:
+            out += [nodes.Text(text[at : match.start()]), _clause_link(match.group())]
+            at = match.end()
+    return [*out, nodes.Text(text[at:])]
+
+
+def first_sentence(text: str, limit: int = 200) -> str:
+    """The statement up to its first full stop outside inline code, cut at a space outside code when longer than
+    ``limit``; "..." when more follows."""
+    inside_code, last_space = False, None
+    for i, ch in enumerate(text):
+        if ch == "`":
+            inside_code = not inside_code
+        elif inside_code:
+            continue
+        elif ch == "." and (i + 1 == len(text) or text[i + 1] == " "):
+            return text[: i + 1] + (" ..." if text[i + 1 :].strip() else "")
+        elif ch == " ":
+            if i > limit and last_space:
+                return text[:last_space] + " ..."
+            last_space = i
+    return text
 
 
 def clause_role(name, rawtext, text, lineno, inliner, options=None, content=()):
@@ -68,8 +110,9 @@ class ClauseDirective(SphinxDirective):
         self.state.document.note_explicit_target(box)
         head = nodes.paragraph(classes=["clause-head"])
         head += nodes.reference("", "", nodes.strong(cid, cid), refid=box["ids"][0], classes=["clause-id"])
-        head += nodes.Text(" ")
-        head += nodes.inline(clause.level, clause.level, classes=["clause-level"])
+        head += level_badge(clause)
+        # A search target: the clause ID finds this box first (Sphinx's object search).
+        self.env.get_domain("std").note_object("clause-id", cid, box["ids"][0], location=self.get_location())
         facts = [clause.range_text()]
         if clause.needs_values:
             facts.append("needs values (not applicable on meta)")
@@ -84,7 +127,7 @@ class ClauseDirective(SphinxDirective):
         head += nodes.inline("", " · " + "; ".join(facts), classes=["clause-range"])
         box += head
         self.state.nested_parse(self.content, self.content_offset, box)
-        box += nodes.paragraph("", status.clause_line(clause), classes=["clause-status"])
+        box += nodes.paragraph("", "", *linked_ids(status.clause_line(clause)), classes=["clause-status", "no-search"])
         return [box]
 
 
@@ -123,7 +166,9 @@ def table_row(cells, strong=False) -> nodes.row:
     row = nodes.row()
     for cell in cells:
         para = nodes.paragraph()
-        if isinstance(cell, nodes.Node):
+        if isinstance(cell, nodes.container):  # parsed markup: paragraphs of its own
+            para = cell
+        elif isinstance(cell, nodes.Node):
             para += cell
         else:
             para += nodes.strong(cell, cell) if strong else nodes.Text(cell)
@@ -150,53 +195,46 @@ def table(classes: list[str], widths, header, rows) -> nodes.table:
 
 
 class ClauseIndexDirective(SphinxDirective):
-    """A table of every clause of every page, generated from the registry."""
+    """A table of every clause of every page, generated from the registry: the first sentence of each statement
+    rendered as MyST (so its code and clause links read as on the page), its page, versions and recorded status."""
 
     def run(self):
         clauses = sorted(reg.default().clauses.values(), key=lambda c: (c.page, _number(c.id)))
-        rows = [[_clause_link(c.id), c.level, c.range_text(), " ".join(c.text.split())[:200]] for c in clauses]
-        return [table(["clause-index"], (12, 14, 14, 60), ["Clause", "Level", "Versions", "Statement"], rows)]
-
-
-SYMBOLS = {"pass": "✓", "fail": "✗ fail", "not-applicable": "n/a", "not-run": "·"}
-
-
-class MatrixDirective(SphinxDirective):
-    """Clauses x torch versions, one table per device and mode that was run, from the recorded results."""
-
-    def run(self):
-        recorded = status.recorded()
-        if not recorded:
-            return [nodes.paragraph("", "No results are recorded yet.")]
-        versions = sorted({v for v, _ in recorded}, key=status.Version)
-        clauses = sorted(reg.default().clauses.values(), key=lambda c: (c.page, _number(c.id)))
-        out, never_run = [], []
-        for device in status.KNOWN:
-            for mode in modes.KNOWN:
-                docs = {v: recorded[(v, device)] for v in versions if (v, device) in recorded}
-                outcome = {v: doc["devices"][device][mode] for v, doc in docs.items()}
-                if not any(e["outcome"] in ("pass", "fail") for t in outcome.values() for e in t.values()):
-                    never_run.append(f"{device} ({mode})")
-                    continue
-                section = nodes.section(ids=[f"matrix-{device}-{mode}"], names=[f"matrix-{device}-{mode}"])
-                section += nodes.title("", f"Device: {device}, mode: {mode}")
-                rows = []
-                page = None
-                for c in clauses:
-                    if c.page != page:  # a row naming the page opens each group
-                        page = c.page
-                        rows.append([doc_link(f"spec/{page}", nodes.strong(page, page)), *[""] * len(versions)])
-                    cells = [SYMBOLS[outcome[v][c.id]["outcome"]] if v in outcome else "" for v in versions]
-                    rows.append([_clause_link(c.id), *cells])
-                section += table(["conformance-matrix"], [1] * (len(versions) + 1), ["clause", *versions], rows)
-                out.append(section)
-        if never_run:
-            out.insert(0, nodes.paragraph("", f"Not run on any recorded release: {', '.join(never_run)}."))
-        return out
+        rows = []
+        for c in clauses:
+            statement = nodes.container()
+            text = RELATIVE_DOC.sub(r"{doc}`/spec/\1`", first_sentence(" ".join(c.text.split())))  # spec/ relative
+            self.state.nested_parse(StringList([text]), 0, statement)
+            declared = c.range_text().replace(" (exclusive)", "").replace("all versions", "all")
+            versions = declared if c.level == "MUST" else f"{c.level}; {declared}"
+            page = doc_link(f"spec/{c.page}", nodes.inline(c.page, c.page))
+            rows.append([_clause_link(c.id), page, versions, status.short(c), statement])
+        header = ["Clause", "Page", "Versions", "Holds on", "Statement"]
+        return [table(["clause-index"], (9, 11, 11, 13, 56), header, rows)]
 
 
 def _number(cid: str) -> int:
     return int(cid.rsplit("-", 1)[1])
+
+
+class CoverageDirective(SphinxDirective):
+    """Where the recorded results come from (versions, devices, modes): said once, for the whole site."""
+
+    def run(self):
+        return [nodes.paragraph("", status.coverage(), classes=["results-coverage"])]
+
+
+def add_page_coverage(app, doctree):
+    """Once per spec page, before its first section: where the results under its clauses come from."""
+    if not any("clause" in node["classes"] for node in doctree.findall(nodes.container)):
+        return
+    page = next(doctree.findall(nodes.section), None)
+    first = next((child for child in page.children if isinstance(child, nodes.section)), None) if page else None
+    if first is not None:
+        note = nodes.paragraph(
+            "", status.coverage() + " Under each clause: where it holds.", classes=["results-coverage", "no-search"]
+        )
+        page.insert(page.index(first), note)
 
 
 def check_consistency(app, env):
@@ -215,11 +253,13 @@ def check_results(app):
 
 
 def setup(app):
+    app.add_object_type("clause-id", "clause-id", objname="spec clause")  # search targets (see ClauseDirective)
+    app.connect("doctree-read", add_page_coverage)
+    app.add_directive("results-coverage", CoverageDirective)
     app.add_role("clause", clause_role)
     app.add_directive("clause", ClauseDirective)
     app.add_directive("example", ExampleDirective)
     app.add_directive("clause-index", ClauseIndexDirective)
-    app.add_directive("conformance-matrix", MatrixDirective)
     app.connect("env-check-consistency", check_consistency)
     app.connect("builder-inited", check_results)
     return {"version": "1", "parallel_read_safe": False, "env_version": 1}

@@ -1,0 +1,99 @@
+"""What the site says beside the clauses: status lines, the clause index's excerpts, the lookup by error message."""
+
+import re
+import sys
+
+import pytest
+
+from conformance.harness import registry, status
+
+sys.path.insert(0, str(registry.ROOT / "docs" / "_ext"))
+clauses_ext = pytest.importorskip("clauses")  # needs sphinx (a docs dependency)
+
+needs_results = pytest.mark.skipif(not status.recorded(), reason="no recorded results")
+ERROR_ENTRY = re.compile(r"^:::\{error-entry\} (?P<message>.+)\n:clauses: (?P<clauses>.+)$", re.M)
+
+
+def words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def states(statement: str, message: str) -> bool:
+    """Whether a clause's statement states this message: the whole of it, or a quoted fragment of it."""
+    quoted = re.findall(r'"([^"]{20,})"', statement)
+    return message.rstrip(".") in statement or any(q.rstrip(" .") in message for q in quoted)
+
+
+def test_each_error_of_the_landing_page_is_named_by_the_clauses_that_prove_it():
+    """The lookup quotes torch's messages; the clauses each entry names must state that message, so that their
+    tests prove torch raises it."""
+    entries = ERROR_ENTRY.findall((registry.ROOT / "docs" / "index.md").read_text())
+    assert len(entries) >= 10
+    known = registry.default().clauses
+    for message, ids in entries:
+        for cid in ids.split():
+            assert states(words(known[cid].text), message), f"{cid} does not state the message {message!r}"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("`x.data` is a tensor. It shares storage.", "`x.data` is a tensor. ..."),
+        (
+            "Calls `torch.nn.utils.swap_tensors(a, b)` and keeps both.",
+            "Calls `torch.nn.utils.swap_tensors(a, b)` and keeps both.",
+        ),
+        ("No full stop here", "No full stop here"),
+        ("word " * 60 + "end.", ("word " * 40).strip() + " ..."),
+    ],
+)
+def test_the_clause_index_shows_the_first_sentence(text, expected):
+    assert clauses_ext.first_sentence(text) == expected
+
+
+def fake_results(clause_id: str, outcomes: dict[str, str]) -> dict:
+    """Recorded results of one clause on cpu, eager mode: {(version, "cpu"): results document}."""
+    return {
+        (version, "cpu"): {
+            "present": ["cpu"],
+            "devices": {"cpu": {"eager": {clause_id: {"outcome": o, "reasons": []}}}},
+        }
+        for version, o in outcomes.items()
+    }
+
+
+def test_a_status_line_tells_outcomes_in_version_order(monkeypatch):
+    clause = registry.default().clauses["DATA-3"]  # eager mode only, all versions
+    recorded = fake_results(clause.id, {"2.2.2": "pass", "2.0.1": "fail", "2.1.2": "pass"})
+    monkeypatch.setattr(status, "recorded", lambda: recorded)
+    assert status.clause_line(clause) == "Recorded: FAILS on 2.0.1; holds on 2.1.2–2.2.2 (cpu)."
+
+
+@needs_results
+def test_a_status_line_names_the_clause_across_a_range_end():
+    known = registry.default().clauses
+    before, after = next(
+        (c, d) for c in known.values() for d in known.values() if c.until and d.since == c.until and c.page == d.page
+    )
+    assert f"From {before.until}: " in status.clause_line(before) and after.id in status.clause_line(before)
+    assert f"Before {after.since}: " in status.clause_line(after) and before.id in status.clause_line(after)
+
+
+@needs_results
+def test_devices_never_run_are_said_once_not_under_each_clause():
+    never = [d for d in status.KNOWN if d not in status.devices_run()]
+    assert never, "this check needs a device that was never run (cuda or mps on the recording machines)"
+    assert all(d in status.coverage() for d in never)
+    for clause in registry.default().clauses.values():
+        line = status.clause_line(clause)
+        assert not any(d in line for d in never) and "not run" not in line, line
+
+
+def test_the_release_timeline_is_drawn_from_the_clause_ranges():
+    diagrams = pytest.importorskip("diagrams")
+    svg = diagrams.render("release-timeline").read_text()
+    ranged = [c for c in registry.default().clauses.values() if c.since or c.until]
+    for page in {c.page for c in ranged}:
+        assert f">{page}<" in svg, f"page {page} has ranged clauses but no lane in the timeline"
+    for boundary in {str(b) for c in ranged for b in (c.since, c.until) if b}:
+        assert f">{boundary}<" in svg, f"release {boundary} is a clause boundary but not on the timeline's axis"
