@@ -283,3 +283,18 @@ def test_compiled_since_makes_older_releases_not_applicable_with_the_reason(demo
     compiled = doc["devices"]["cpu"]["compile"]["DEMO-6"]
     assert compiled["outcome"] == "not-applicable", compiled
     assert compiled["reasons"] == ["the compiled behaviour of this test is specified from torch 99.0, not yet before"]
+
+
+def test_each_in_place_page_states_the_release_its_compiled_behaviour_is_specified_from():
+    """The floor of the in-place pages is one constant (modes.IN_PLACE_PAGES_COMPILED_SINCE); each page says it."""
+    from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE as since
+
+    marked = [
+        p.stem.removeprefix("test_")
+        for p in sorted((ROOT / "conformance" / "tests").glob("test_*.py"))
+        if "pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)" in p.read_text()
+    ]
+    assert len(marked) == 12, marked
+    for page in marked + ["compile"]:
+        text = " ".join((ROOT / "spec" / f"{page}.md").read_text().split())
+        assert f"specified from torch {since}" in text, f"spec/{page}.md does not say 'specified from torch {since}'"

@@ -89,6 +89,7 @@ DIVERGENT = {
     "DATA-95",
     "DATA-96",
     "DATA-97",
+    "DATA-98",
     "DETACH-90",
     "GRAD-91",
     "INDEX-90",
@@ -97,6 +98,8 @@ DIVERGENT = {
     "INDEX-93",
     "INDEX-94",
     "INDEX-95",
+    "INDEX-96",
+    "INDEX-97",
     "INPLACE-90",
     "INPLACE-91",
     "INPLACE-92",
@@ -111,6 +114,7 @@ DIVERGENT = {
     "VERSION-95",
     "VIEW-91",
     "VIEW-93",
+    "VIEW-94",
 }
 # A divergence on meta only: the run below (cpu) cannot see it.
 DIVERGENT_ON_META = {"VERSION-93"}
@@ -120,6 +124,7 @@ SAME_AS_EAGER = {
     "COMPILE-6",
     "COPY-91",
     "DATA-92",
+    "DATA-99",
     "GRAD-90",
     "INPLACE-94",
     "NOGRAD-90",

@@ -6,10 +6,11 @@ import pytest
 import torch
 
 from conformance.harness.checks import NO_GRAD_FN, assert_values, by_mode, leaf, raises, same_storage
+from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE
 
-# Compile mode of this page is specified from torch 2.9: 2.8.0 differs in more clauses (99 compiled tests), not yet
-# bisected (issue 10). A test verified further back says so itself.
-pytestmark = pytest.mark.compiled_since("2.9")
+# Compile mode of this page is specified from the release IN_PLACE_PAGES_COMPILED_SINCE; a test verified further back
+# says so itself.
+pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)
 
 LEAF_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 NO_DATA = "Cannot copy out of meta tensor; no data!"

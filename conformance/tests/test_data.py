@@ -3,12 +3,26 @@
 import pytest
 import torch
 
-from conformance.harness.checks import SAVED_MODIFIED, assert_values, by_mode, leaf, raises, same_storage
+from conformance.harness.checks import (
+    SAVED_MODIFIED,
+    assert_values,
+    by_mode,
+    compiled_since,
+    leaf,
+    raises,
+    same_storage,
+)
+from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE
 from conformance.harness.populations import INPLACE_SPELLINGS
 
-# Compile mode of this page is specified from torch 2.9: 2.8.0 differs in more clauses (99 compiled tests), not yet
-# bisected (issue 10). A test verified further back says so itself.
-pytestmark = pytest.mark.compiled_since("2.9")
+# Compile mode of this page is specified from the release IN_PLACE_PAGES_COMPILED_SINCE; a test verified further back
+# says so itself.
+pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)
+
+
+def dtypes(*members):
+    """Parameters named for their dtype ("float64", not "dtype1")."""
+    return [pytest.param(d, id=str(d).removeprefix("torch.")) for d in members]
 
 
 # > DATA-1: `x.data` returns a tensor object other than `x` (a new one at every access) that shares
@@ -223,7 +237,9 @@ def test_assign_data_keeps_grad_fn_of_non_leaf(device, clause, run):
 
 # > DATA-9: After `x.data = t`, `x` shares the storage of `t` and takes its shape and dtype.
 @pytest.mark.clause("DATA-9")
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
+@pytest.mark.parametrize(  # compiled, another dtype raises before 2.9 (DATA-98)
+    "dtype", compiled_since("2.9", dtypes(torch.float32, torch.float64, torch.complex64), ["float64", "complex64"])
+)
 def test_assign_data_adopts_storage_shape_dtype(device, dtype, run):
     x = leaf(device)
     t = torch.zeros(3, 2, device=device, dtype=dtype)
@@ -249,9 +265,34 @@ def test_assign_data_non_tensor_raises(device, value, error, run):
         run(assign_data, x, value)
 
 
+# > DATA-98 (2.2 to 2.9): Inside a compiled function, `x.data = t` where `t` has another dtype than `x` raises
+# > RuntimeError "Could not set tensor of type ...", whether or not `x` requires grad.
+@pytest.mark.clause("DATA-98")
+@pytest.mark.compiled_since("2.1")
+@pytest.mark.parametrize("requires_grad", [True, False], ids=["x requires grad", "x does not"])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.complex64, torch.int64, torch.int32, torch.bool])
+def test_compiled_assign_data_of_other_dtype_raises(device, dtype, requires_grad, run):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=requires_grad)
+    with raises(RuntimeError, "Could not set tensor of type"):
+        run(assign_data, x, torch.zeros(2, device=device, dtype=dtype))
+    assert x.dtype == torch.float32
+
+
+# > DATA-99 (2.4 to 2.9): Inside a compiled function, `x.data = v` where `v` is not a tensor raises the TypeError of
+# > DATA-10.
+@pytest.mark.clause("DATA-99")
+@pytest.mark.compiled_since("2.2")
+@pytest.mark.parametrize("value", [[1.0, 2.0], 3.0, None])
+def test_compiled_assign_data_non_tensor_raises_eagers_error(device, value, run):
+    x = leaf(device)
+    with raises(TypeError, "Variable data has to be a tensor"):
+        run(assign_data, x, value)
+
+
 # > DATA-11: `x.data = t` where `x` requires grad and `t` has an integer or bool dtype raises RuntimeError
 # > "must be floating point or complex dtype"; when `x` does not require grad the assignment is accepted.
 @pytest.mark.clause("DATA-11")
+@pytest.mark.compiled_since("2.9")  # compiled, older releases raise another error (DATA-98)
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.bool])
 def test_assign_integer_data(device, dtype, run):
     x = leaf(device)

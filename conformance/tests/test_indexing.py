@@ -5,11 +5,12 @@ import torch
 
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, by_mode, compiled_since, raises, same_storage
 from conformance.harness.checks import leaf as make_leaf
+from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE
 from conformance.harness.populations import INDEX_ASSIGNMENTS, _ia_idx, _ia_mask
 
-# Compile mode of this page is specified from torch 2.9: 2.8.0 differs in more clauses (99 compiled tests), not yet
-# bisected (issue 10). A test verified further back says so itself.
-pytestmark = pytest.mark.compiled_since("2.9")
+# Compile mode of this page is specified from the release IN_PLACE_PAGES_COMPILED_SINCE; a test verified further back
+# says so itself.
+pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)
 
 LEAF = "leaf Variable that requires grad is being used in an in-place operation."
 LEAF_ERROR = "a " + LEAF
@@ -63,11 +64,14 @@ VIEW_SPELLINGS = ["x[0] = 5.0", "x[1:] = t"]
 NON_VIEW_SPELLINGS = ["x[...] = t", "x[mask] = 5.0", "x[mask] = t", "x[idx] = 5.0", "x[idx] = t"]
 # The members that assign a Python number: a compiled function refuses them only from 2.11 (INDEX-94).
 NUMBER_SPELLINGS = ["x[0] = 5.0", "x[mask] = 5.0", "x[idx] = 5.0"]
+# The members that assign a tensor: a compiled function refuses them only from 2.9 (INDEX-96).
+TENSOR_SPELLINGS = [s for s in INDEX_ASSIGNMENTS.ids() if s not in NUMBER_SPELLINGS]
 
 
 def refusals(params):
-    """The members whose refusal a test checks; compiled, the refusal of NUMBER_SPELLINGS starts at 2.11."""
-    return compiled_since("2.11", params, NUMBER_SPELLINGS)
+    """The members whose refusal a test checks; compiled, the refusal starts at 2.9 for TENSOR_SPELLINGS
+    (INDEX-96) and at 2.11 for NUMBER_SPELLINGS (INDEX-94)."""
+    return compiled_since("2.9", compiled_since("2.11", params, NUMBER_SPELLINGS), TENSOR_SPELLINGS)
 
 
 # > INDEX-1: With grad mode enabled, an indexed or sliced assignment to a leaf that requires grad (each member of
@@ -94,10 +98,14 @@ def _set_masked(x, v):
 
 
 VALUE_INTO_LEAF = {"x[:] = v": _set_all, "x[0] = v": _set_first, "x[mask] = v": _set_masked}
+# Those a compiled function does not refuse before 2.9 (INDEX-96); it refuses `x[mask] = v` as eagerly.
+VALUE_INTO_LEAF_ACCEPTED = ["x[:] = v", "x[0] = v"]
 
 
 @pytest.mark.clause("INDEX-1")
-@pytest.mark.parametrize("spelling", list(VALUE_INTO_LEAF))
+@pytest.mark.parametrize(  # compiled, older releases accept two of them (INDEX-96)
+    "spelling", compiled_since("2.9", list(VALUE_INTO_LEAF), VALUE_INTO_LEAF_ACCEPTED)
+)
 def test_assignment_of_value_requiring_grad_to_leaf_raises(device, spelling, run):
     x = leaf(device)
     v = torch.tensor([5.0, 6.0, 7.0], device=device, requires_grad=True)
@@ -504,3 +512,37 @@ def test_seed_en_clone_then_slice_assign(device):
     y.sum().backward()
     assert_values(x.grad, [0.0, 0.0], "x.grad through the overwritten clone")
     assert_values(x, [1.0, 2.0], "x itself is unchanged")
+
+
+# > INDEX-96 (until 2.9): Inside a compiled function, an assignment of a tensor to a leaf that requires grad with grad
+# > mode enabled (TENSOR_SPELLINGS, and VALUE_INTO_LEAF_ACCEPTED, whose value requires grad) is not refused:
+# > `x` stays a leaf that requires grad, with no `grad_fn`, and `x._version` is 1.
+@pytest.mark.clause("INDEX-96")
+@pytest.mark.compiled_since("2.1")
+@pytest.mark.parametrize("spelling", TENSOR_SPELLINGS + VALUE_INTO_LEAF_ACCEPTED)
+def test_compiled_tensor_assignment_to_leaf_accepted(device, spelling, run):
+    x = leaf(device)
+    run(*_tensor_assignment(spelling, x))
+    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 1)
+
+
+# > INDEX-97 (until 2.9): ... and the tensor is written.
+@pytest.mark.clause("INDEX-97")
+@pytest.mark.compiled_since("2.1")
+@pytest.mark.parametrize("spelling", TENSOR_SPELLINGS + VALUE_INTO_LEAF_ACCEPTED)
+def test_compiled_tensor_assignment_to_leaf_writes(device, spelling, run):
+    x = leaf(device)
+    run(*_tensor_assignment(spelling, x))
+    expected = SETS[spelling][1] if spelling in SETS else VALUE_WRITTEN[spelling]
+    assert_values(x, expected, f"x after compiled {spelling}")
+
+
+# The values of x = [1, 2, 3] after each of VALUE_INTO_LEAF with v = [5, 6, 7]
+VALUE_WRITTEN = {"x[:] = v": [5.0, 6.0, 7.0], "x[0] = v": [5.0, 2.0, 3.0]}
+
+
+def _tensor_assignment(spelling, x):
+    """The step and its arguments: a member of INDEX_ASSIGNMENTS, or of VALUE_INTO_LEAF with a `v` requiring grad."""
+    if spelling in SETS:
+        return SETS[spelling][0], x
+    return VALUE_INTO_LEAF[spelling], x, torch.tensor([5.0, 6.0, 7.0], device=x.device, requires_grad=True)

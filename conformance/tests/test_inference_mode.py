@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, leaf, raises, same_storage
+from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE
 from conformance.harness.populations import INPLACE_SPELLINGS, NON_VIEW_OPS, VIEW_OPS
 
 DETACH_UPDATES = INPLACE_SPELLINGS.without(
@@ -18,9 +19,9 @@ DETACH_UPDATES = INPLACE_SPELLINGS.without(
 )
 
 
-# Compile mode of this page is specified from torch 2.9: 2.8.0 differs in more clauses (99 compiled tests), not yet
-# bisected (issue 10). A test verified further back says so itself.
-pytestmark = pytest.mark.compiled_since("2.9")
+# Compile mode of this page is specified from the release IN_PLACE_PAGES_COMPILED_SINCE; a test verified further back
+# says so itself.
+pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)
 
 CANNOT_SAVE = "Inference tensors cannot be saved for backward"
 NO_INPLACE = "Inplace update to inference tensor outside InferenceMode is not allowed"

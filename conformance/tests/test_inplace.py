@@ -8,6 +8,7 @@ import torch
 
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, by_mode, raises
 from conformance.harness.checks import leaf as make_leaf
+from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE
 from conformance.harness.populations import (
     COPY_SPELLINGS,
     INPLACE_RECORDED,
@@ -36,9 +37,9 @@ HINT_ANOMALY = (
 )
 
 
-# Compile mode of this page is specified from torch 2.9: 2.8.0 differs in more clauses (99 compiled tests), not yet
-# bisected (issue 10). A test verified further back says so itself.
-pytestmark = pytest.mark.compiled_since("2.9")
+# Compile mode of this page is specified from the release IN_PLACE_PAGES_COMPILED_SINCE; a test verified further back
+# says so itself.
+pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)
 
 
 def leaf(device, values=(1.0, 2.0, 3.0)):

@@ -10,11 +10,12 @@ import pytest
 import torch
 
 from conformance.harness.checks import NO_GRAD_FN, SAVED_MODIFIED, assert_values, compiled_since, leaf, raises
+from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE
 from conformance.harness.populations import FACTORIES, INPLACE_SPELLINGS, NON_VIEW_OPS, VIEW_OPS
 
-# Compile mode of this page is specified from torch 2.9: 2.8.0 differs in more clauses (99 compiled tests), not yet
-# bisected (issue 10). A test verified further back says so itself.
-pytestmark = pytest.mark.compiled_since("2.9")
+# Compile mode of this page is specified from the release IN_PLACE_PAGES_COMPILED_SINCE; a test verified further back
+# says so itself.
+pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)
 
 DISABLING = {
     "torch.no_grad()": torch.no_grad,
@@ -192,7 +193,9 @@ def test_in_place_on_leaf_inside_changes_values(device, spelling, run):
 # > grad is being used in an in-place operation" ("a view of a leaf Variable ..." for `x[...] = v`), and
 # > "don't support automatic differentiation, but one of the arguments requires grad" for `out=x`.
 @pytest.mark.clause("NOGRAD-6")
-@pytest.mark.parametrize("spelling", compiled_since("2.11", list(UPDATES), ["x[0] = 5"]))  # before: INDEX-94
+@pytest.mark.parametrize(  # compiled, before: INDEX-94 and INDEX-96
+    "spelling", compiled_since("2.9", compiled_since("2.11", list(UPDATES), ["x[0] = 5"]), ["x[:] = v"])
+)
 def test_in_place_on_leaf_outside_raises(device, spelling, run):
     x = leaf(device)
     if spelling.startswith("torch.add"):

@@ -14,11 +14,12 @@ except ImportError:  # only the tests of VERSION-64 and VERSION-95 use it
     numpy = None
 
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, leaf, raises, same_storage
+from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE
 from conformance.harness.populations import INPLACE_SPELLINGS, NON_VIEW_OPS, SAVES_INPUT, SAVES_OUTPUT, VIEW_OPS
 
-# Compile mode of this page is specified from torch 2.9: 2.8.0 differs in more clauses (99 compiled tests), not yet
-# bisected (issue 10). A test verified further back says so itself.
-pytestmark = pytest.mark.compiled_since("2.9")
+# Compile mode of this page is specified from the release IN_PLACE_PAGES_COMPILED_SINCE; a test verified further back
+# says so itself.
+pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)
 
 VIEW_ID = {fn: mid for mid, fn in VIEW_OPS.members}
 

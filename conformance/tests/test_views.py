@@ -7,6 +7,7 @@ import torch
 
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, compiled_since, raises, same_storage
 from conformance.harness.checks import leaf as make_leaf
+from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE
 from conformance.harness.populations import (
     SINGLE_OUTPUT_VIEW_OPS,
     VIEW_OPS,
@@ -16,9 +17,9 @@ from conformance.harness.populations import (
     check_each,
 )
 
-# Compile mode of this page is specified from torch 2.9: 2.8.0 differs in more clauses (99 compiled tests), not yet
-# bisected (issue 10). A test verified further back says so itself.
-pytestmark = pytest.mark.compiled_since("2.9")
+# Compile mode of this page is specified from the release IN_PLACE_PAGES_COMPILED_SINCE; a test verified further back
+# says so itself.
+pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)
 
 
 def _mul2(t):
@@ -204,9 +205,21 @@ def test_compiled_inplace_on_view_of_leaf_raises(device, update, view, run):
 
 
 @pytest.mark.clause("VIEW-90")
-@pytest.mark.parametrize("view", SINGLE_OUTPUT_VIEW_OPS.params())
+@pytest.mark.parametrize(  # on `x.expand(3, 2, 2)`, `v[...] = t` raises another error before 2.9 (VIEW-94)
+    "view", compiled_since("2.9", SINGLE_OUTPUT_VIEW_OPS.params(), ["x.expand(3, 2, 2)"])
+)
 def test_compiled_inplace_on_other_views_of_leaf_raises(device, view, run):
     check_each(VIEW_UPDATES, lambda update: _check_view_of_leaf_refused(update, view(matrix(device)), run, exact=False))
+
+
+# > VIEW-94 (2.2 to 2.9): Inside a compiled function, `v[...] = t` on `v = x.expand(3, 2, 2)` of a leaf that requires
+# > grad raises RuntimeError "more than one element of the written-to tensor refers to a single memory location".
+@pytest.mark.clause("VIEW-94")
+@pytest.mark.compiled_since("2.1")
+def test_compiled_assignment_to_expanded_view_of_leaf_raises_overlap(device, run):
+    v = matrix(device).expand(3, 2, 2)
+    with raises(RuntimeError, "more than one element of the written-to tensor refers to a single memory location"):
+        run(dict(VIEW_UPDATES.members)["v[...] = t"], v)
 
 
 @pytest.mark.clause("VIEW-90")
