@@ -228,24 +228,30 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see: python conformance/release_check.py --help)")
 
 
-def _say(message: str) -> None:
-    line = "; ".join(_lines(message)) or "(no message)"
-    print(f"release check: {line[:1000]}", file=sys.stderr)
+def one_line_errors(command, prog: str) -> int:
+    """Run ``command()``; its exit status, or 2 for any error and 130 when interrupted, said in one line on stderr,
+    never a traceback (this check and the torch-update-spec command)."""
+
+    def say(message: str) -> None:
+        line = "; ".join(_lines(message)) or "(no message)"
+        print(f"{prog}: {line[:1000]}", file=sys.stderr)
+
+    try:
+        return command()
+    except (UsageError, results.ResultsError) as exc:
+        say(str(exc))
+        return 2
+    except KeyboardInterrupt:
+        say("interrupted")
+        return 130
+    except Exception as exc:  # noqa: BLE001  (a crash is one line and exit 2, never a traceback)
+        say(f"unexpected error: {type(exc).__name__}: {exc}")
+        return 2
 
 
 def main(argv=None) -> int:
     """Exit status 0 nothing changed, 1 something changed, 2 any error, 130 interrupted; never a traceback."""
-    try:
-        return check(argv)
-    except (UsageError, results.ResultsError) as exc:
-        _say(str(exc))
-        return 2
-    except KeyboardInterrupt:
-        _say("interrupted")
-        return 130
-    except Exception as exc:  # noqa: BLE001  (a crash is one line and exit 2, never a traceback)
-        _say(f"unexpected error: {type(exc).__name__}: {exc}")
-        return 2
+    return one_line_errors(lambda: check(argv), "release check")
 
 
 def check(argv=None) -> int:
