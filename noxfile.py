@@ -40,7 +40,7 @@ def install_torch(session, version: str, *extra: str) -> None:
     try:
         session.install(f"torch=={version}", numpy_requirement(version), *extra)
     except nox.command.CommandFailed:
-        index = os.environ.get("UV_TORCH_BACKEND")
+        index = os.environ.get("UV_TORCH_BACKEND") if session.venv_backend == "uv" else None  # pip ignores it
         where = f"PyTorch's {index} index (UV_TORCH_BACKEND={index}; unset it to use PyPI)" if index else "PyPI"
         session.error(f"cannot install torch=={version} from {where}: unknown version, or no network")
 
@@ -123,5 +123,5 @@ def lint(session):
 def lint_checks(session) -> None:
     """ruff, and every GitHub workflow against the workflow schema vendored by check-jsonschema (no network)."""
     session.run("ruff", "check", ".")
-    workflows = sorted(str(p) for p in Path(".github/workflows").glob("*.yml"))
+    workflows = sorted(str(p) for p in Path(".github/workflows").iterdir() if p.suffix in (".yml", ".yaml"))
     session.run("check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows)

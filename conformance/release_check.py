@@ -65,7 +65,9 @@ def requirements(spec: str) -> tuple[list[str], str]:
         url = urlsplit(spec)
         if not (url.netloc if url.scheme in ("http", "https") else url.path.strip("/")):
             raise UsageError(f"index URL {spec!r} names no {'host' if url.scheme != 'file' else 'folder'}")
-        return ["--pre", "torch", "--index-url", spec], "index-" + re.sub(r"\W+", "-", spec)[-40:]
+        # An extra index: uv takes torch from it (it ranks before PyPI), and the suite's packages, which PyTorch's
+        # indexes do not carry, from PyPI.
+        return ["--pre", "torch", "--extra-index-url", spec], "index-" + re.sub(r"\W+", "-", spec)[-40:]
     if spec.endswith(".whl"):
         path = Path(spec).resolve()
         if not path.is_file():
@@ -223,9 +225,20 @@ def run_suite(python: Path, out_dir: Path, spec: str, pytest_args: list[str]) ->
     return new
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, not argparse's usage block
-        raise UsageError(f"{message} (see: python conformance/release_check.py --help)")
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose errors are one UsageError line naming the help to read, not a usage block."""
+
+    help_hint = "python conformance/release_check.py --help"
+
+    def error(self, message):
+        raise UsageError(f"{message} (see: {self.help_hint})")
+
+
+def split_pytest_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """The command's own arguments, and those after ``--`` (for pytest)."""
+    if "--" not in argv:
+        return argv, []
+    return argv[: argv.index("--")], argv[argv.index("--") + 1 :]
 
 
 def one_line_errors(command, prog: str) -> int:
@@ -256,10 +269,8 @@ def main(argv=None) -> int:
 
 def check(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    pytest_args = []
-    if "--" in argv:
-        argv, pytest_args = argv[: argv.index("--")], argv[argv.index("--") + 1 :]
-    parser = _Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    argv, pytest_args = split_pytest_args(argv)
+    parser = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("torch", help="a PyPI version, a wheel file, or an index URL")
     parser.add_argument("--against", metavar="VERSION", help="recorded version to compare with (default: newest)")
     parser.add_argument("--no-write", action="store_true", help="do not write the new results into the tree")
@@ -299,8 +310,11 @@ def check(argv=None) -> int:
                 written = results.RESULTS_DIR / version
                 results.write(whole, str(written / "{device}.json"))
     changes = [change for device, doc in new.items() for change in diff.compare(old[device], doc)]
+    unrecorded = [f"{d} {m}" for device, doc in new.items() for d, m in diff.unrecorded(old[device], doc)]
     print(f"torch {version} against recorded {against}:")
     print(diff.report(changes))
+    if unrecorded:
+        print(f"(not compared: {', '.join(unrecorded)}: nothing was recorded there for torch {against})")
     if pages := release_pages(against, version):
         print(pages)
     if written:
