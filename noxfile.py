@@ -28,13 +28,37 @@ PYTHON = "3.11"
 RESULTS = Path("conformance/results")
 
 
+# What the suite needs beside torch: the package's own dependencies (pyproject.toml), one list for both.
+SUITE_NEEDS = PYPROJECT["project"]["dependencies"]
+# Disk one torch release takes, environment + uv's cache of its wheels: from PyPI (CUDA builds) 4.3-5.4 GB of
+# environment on 2.0.1-2.15.0 plus the cached wheels; CPU-only 2.13.0, 0.75 GB installed + a 0.19 GB wheel.
+GB_PER_RELEASE = {"pypi": 8, "cpu": 2}
+
+
 def install_torch(session, version: str, *extra: str) -> None:
     """Install a torch release (and what the suite needs); a failure ends the session with one line."""
     try:
         session.install(f"torch=={version}", numpy_requirement(version), *extra)
     except nox.command.CommandFailed:
-        session.error(
-            f"cannot install torch=={version} (unknown version, or no network); see the installer output above"
+        index = os.environ.get("UV_TORCH_BACKEND") if session.venv_backend == "uv" else None  # pip ignores it
+        where = f"PyTorch's {index} index (UV_TORCH_BACKEND={index}; unset it to use PyPI)" if index else "PyPI"
+        session.error(f"cannot install torch=={version} from {where}: unknown version, or no network")
+
+
+def disk_advice(session, version: str) -> None:
+    """Before a release is installed: warn when the free disk is short of what it will take, and say what helps."""
+    location = Path(session.virtualenv.location)
+    if any(location.glob("lib/python*/site-packages/torch")):
+        return  # installed already: a re-run takes no new disk
+    wheels = "cpu" if os.environ.get("UV_TORCH_BACKEND") == "cpu" else "pypi"
+    needed = GB_PER_RELEASE[wheels]
+    free = shutil.disk_usage(location.parent if location.parent.exists() else ".").free / 1e9
+    if free < 2 * needed:
+        advice = ["CONFORMANCE_LOW_DISK=1 removes each environment once its results are written"]
+        if wheels == "pypi":
+            advice.append("UV_TORCH_BACKEND=cpu takes CPU-only wheels (about 2 GB a release) from PyTorch's index")
+        session.warn(
+            f"{free:.1f} GB free; torch {version} will take about {needed} GB ({wheels} wheels); " + "; ".join(advice)
         )
 
 
@@ -42,7 +66,8 @@ def install_torch(session, version: str, *extra: str) -> None:
 @nox.parametrize("torch", TORCH_WINDOW)
 def conformance(session, torch):
     """Run the suite on one torch release, record its results per device, and check that version ranges are tight."""
-    install_torch(session, torch, *nox.project.dependency_groups(PYPROJECT, "test"))
+    disk_advice(session, torch)
+    install_torch(session, torch, *SUITE_NEEDS)
     target = RESULTS / Version(torch).public / "{device}.json"
     pytest = ("python", "-m", "pytest", "conformance", "-p", "no:cacheprovider")
     try:
@@ -67,10 +92,11 @@ def drop_environment(session) -> None:
 
 @nox.session(python=PYTHON, venv_backend="venv")
 def tests(session):
-    """The project's own tests: harness self-tests, the suite on one torch, the docs build, lint."""
+    """The project's own tests: lint, harness self-tests (the wheel too), the suite on one torch, the docs build."""
     # pip (not uv) so that a machine that keeps torch wheels locally (pip's find-links) is used.
-    install_torch(session, TESTS_TORCH, *nox.project.dependency_groups(PYPROJECT, "test", "dev", "docs", "lint"))
-    session.run("ruff", "check", ".")
+    groups = nox.project.dependency_groups(PYPROJECT, "dev", "docs", "lint")
+    install_torch(session, TESTS_TORCH, *SUITE_NEEDS, *groups)
+    lint_checks(session)
     session.run("python", "-m", "pytest", "tests", "-p", "no:cacheprovider", "-n", "2", *session.posargs)
     session.run("python", "-m", "pytest", "conformance", "-p", "no:cacheprovider", "-q", "--mode", "eager,compile")
     build_docs(session)
@@ -91,4 +117,11 @@ def docs(session):
 @nox.session(python=PYTHON)
 def lint(session):
     session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
+    lint_checks(session)
+
+
+def lint_checks(session) -> None:
+    """ruff, and every GitHub workflow against the workflow schema vendored by check-jsonschema (no network)."""
     session.run("ruff", "check", ".")
+    workflows = sorted(str(p) for p in Path(".github/workflows").iterdir() if p.suffix in (".yml", ".yaml"))
+    session.run("check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows)

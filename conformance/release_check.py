@@ -65,7 +65,9 @@ def requirements(spec: str) -> tuple[list[str], str]:
         url = urlsplit(spec)
         if not (url.netloc if url.scheme in ("http", "https") else url.path.strip("/")):
             raise UsageError(f"index URL {spec!r} names no {'host' if url.scheme != 'file' else 'folder'}")
-        return ["--pre", "torch", "--index-url", spec], "index-" + re.sub(r"\W+", "-", spec)[-40:]
+        # An extra index: uv takes torch from it (it ranks before PyPI), and the suite's packages, which PyTorch's
+        # indexes do not carry, from PyPI.
+        return ["--pre", "torch", "--extra-index-url", spec], "index-" + re.sub(r"\W+", "-", spec)[-40:]
     if spec.endswith(".whl"):
         path = Path(spec).resolve()
         if not path.is_file():
@@ -223,37 +225,52 @@ def run_suite(python: Path, out_dir: Path, spec: str, pytest_args: list[str]) ->
     return new
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, not argparse's usage block
-        raise UsageError(f"{message} (see: python conformance/release_check.py --help)")
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose errors are one UsageError line naming the help to read, not a usage block."""
+
+    help_hint = "python conformance/release_check.py --help"
+
+    def error(self, message):
+        raise UsageError(f"{message} (see: {self.help_hint})")
 
 
-def _say(message: str) -> None:
-    line = "; ".join(_lines(message)) or "(no message)"
-    print(f"release check: {line[:1000]}", file=sys.stderr)
+def split_pytest_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """The command's own arguments, and those after ``--`` (for pytest)."""
+    if "--" not in argv:
+        return argv, []
+    return argv[: argv.index("--")], argv[argv.index("--") + 1 :]
+
+
+def one_line_errors(command, prog: str) -> int:
+    """Run ``command()``; its exit status, or 2 for any error and 130 when interrupted, said in one line on stderr,
+    never a traceback (this check and the torch-update-spec command)."""
+
+    def say(message: str) -> None:
+        line = "; ".join(_lines(message)) or "(no message)"
+        print(f"{prog}: {line[:1000]}", file=sys.stderr)
+
+    try:
+        return command()
+    except (UsageError, results.ResultsError) as exc:
+        say(str(exc))
+        return 2
+    except KeyboardInterrupt:
+        say("interrupted")
+        return 130
+    except Exception as exc:  # noqa: BLE001  (a crash is one line and exit 2, never a traceback)
+        say(f"unexpected error: {type(exc).__name__}: {exc}")
+        return 2
 
 
 def main(argv=None) -> int:
     """Exit status 0 nothing changed, 1 something changed, 2 any error, 130 interrupted; never a traceback."""
-    try:
-        return check(argv)
-    except (UsageError, results.ResultsError) as exc:
-        _say(str(exc))
-        return 2
-    except KeyboardInterrupt:
-        _say("interrupted")
-        return 130
-    except Exception as exc:  # noqa: BLE001  (a crash is one line and exit 2, never a traceback)
-        _say(f"unexpected error: {type(exc).__name__}: {exc}")
-        return 2
+    return one_line_errors(lambda: check(argv), "release check")
 
 
 def check(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    pytest_args = []
-    if "--" in argv:
-        argv, pytest_args = argv[: argv.index("--")], argv[argv.index("--") + 1 :]
-    parser = _Parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    argv, pytest_args = split_pytest_args(argv)
+    parser = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("torch", help="a PyPI version, a wheel file, or an index URL")
     parser.add_argument("--against", metavar="VERSION", help="recorded version to compare with (default: newest)")
     parser.add_argument("--no-write", action="store_true", help="do not write the new results into the tree")
@@ -293,8 +310,11 @@ def check(argv=None) -> int:
                 written = results.RESULTS_DIR / version
                 results.write(whole, str(written / "{device}.json"))
     changes = [change for device, doc in new.items() for change in diff.compare(old[device], doc)]
+    unrecorded = [f"{d} {m}" for device, doc in new.items() for d, m in diff.unrecorded(old[device], doc)]
     print(f"torch {version} against recorded {against}:")
     print(diff.report(changes))
+    if unrecorded:
+        print(f"(not compared: {', '.join(unrecorded)}: nothing was recorded there for torch {against})")
     if pages := release_pages(against, version):
         print(pages)
     if written:

@@ -77,12 +77,17 @@ def test_equal_neighbours_become_one_cell():
     assert "morecols" not in entries[0] and entries[1]["morecols"] == 1
 
 
-def test_why_a_cell_is_not_applicable_comes_from_the_registry():
+def test_why_a_cell_is_not_applicable_comes_from_the_registry_and_the_reasons():
+    from conformance.harness.modes import NOT_YET_SPECIFIED
+
     clause = registry.default().clauses[next(c.id for c in registry.default().clauses.values() if c.since)]
     before = f"{clause.since.major}.{clause.since.minor - 1}.0"
-    assert matrix.kind(clause, before, "not-applicable") == "outside"
-    assert matrix.kind(clause, str(clause.since), "not-applicable") == "not-about"
-    assert matrix.kind(clause, str(clause.since), "pass") == "pass"
+    not_applicable = {"outcome": "not-applicable", "reasons": ["clause is about eager mode only"]}
+    assert matrix.kind(clause, before, not_applicable) == "outside"
+    assert matrix.kind(clause, str(clause.since), not_applicable) == "not-about"
+    assert matrix.kind(clause, str(clause.since), {"outcome": "pass", "reasons": []}) == "pass"
+    not_yet = {"outcome": "not-applicable", "reasons": [NOT_YET_SPECIFIED.format(release="2.9")]}
+    assert matrix.kind(clause, str(clause.since), not_yet) == "unspecified"
 
 
 def test_a_mixed_cell_names_where_each_outcome_was_recorded():

@@ -52,10 +52,10 @@ def test_diff_of_identical_documents_is_empty():
         ("1!2.13.0", ["torch==1!2.13.0", "numpy", "--prerelease", "allow"]),
         ("2.16.0.dev20261130", ["torch==2.16.0.dev20261130", "numpy", "--prerelease", "allow"]),
         ("2.16.0rc1", ["torch==2.16.0rc1", "numpy", "--prerelease", "allow"]),
-        ("file:///srv/wheels", ["--pre", "torch", "--index-url", "file:///srv/wheels"]),
+        ("file:///srv/wheels", ["--pre", "torch", "--extra-index-url", "file:///srv/wheels"]),
         (
             "https://example.invalid/whl/nightly/cpu",
-            ["--pre", "torch", "--index-url", "https://example.invalid/whl/nightly/cpu"],
+            ["--pre", "torch", "--extra-index-url", "https://example.invalid/whl/nightly/cpu"],
         ),
     ],
 )

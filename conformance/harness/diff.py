@@ -29,13 +29,27 @@ class Change:
         return f"  {self.clause} [{self.device}, {self.mode}]: expected {self.before}, observed {self.after}{why}"
 
 
+def ran(table: dict) -> bool:
+    """Whether any test ran in a (device, mode) table: some clause passed or failed."""
+    return any(e["outcome"] in ("pass", "fail") for e in table.values())
+
+
+def unrecorded(old: dict, new: dict) -> list[tuple[str, str]]:
+    """(device, mode) where the new run ran tests but the old document recorded none (a device it did not have)."""
+    return [
+        (device, mode)
+        for (device, mode), table in results.tables(new)
+        if ran(table) and not ran(old["devices"].get(device, {}).get(mode, {}))
+    ]
+
+
 def compare(old: dict, new: dict) -> list[Change]:
-    """Changes of outcome for every (clause, device, mode) in both documents, where the new run ran tests."""
+    """Changes of outcome for every (clause, device, mode) in both documents, where both runs ran tests."""
     changes = []
     for (device, mode), table in results.tables(new):
         before = old["devices"].get(device, {}).get(mode)
-        if before is None or not any(e["outcome"] in ("pass", "fail") for e in table.values()):
-            continue  # a device or mode absent from the new run has nothing to compare
+        if before is None or not ran(table) or not ran(before):
+            continue  # a device or mode absent from either run has nothing to compare (see unrecorded)
         for cid, entry in sorted(table.items()):
             if cid in before and before[cid]["outcome"] != entry["outcome"]:
                 was = before[cid]["outcome"]

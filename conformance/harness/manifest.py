@@ -80,9 +80,10 @@ class Manifest:
                 else:
                     self.inapplicable[key].add(why)
 
-    def add_module_report(self, report, why_not) -> None:
-        """A module's collect report lists all its tests, whatever the user then deselects."""
-        path = Path(str(getattr(report, "fspath", "") or "")).resolve() if report.passed else None
+    def add_module_report(self, report, why_not, rootpath: Path) -> None:
+        """A module's collect report lists all its tests, whatever the user then deselects. Its path is relative to
+        pytest's rootdir, which need not be the folder pytest runs in (the installed package's command)."""
+        path = (rootpath / str(getattr(report, "fspath", "") or "")).resolve() if report.passed else None
         if path in self.test_files:
             self.collected_files.add(path)
             self.add((i for i in report.result if isinstance(i, pytest.Item)), why_not)

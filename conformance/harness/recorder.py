@@ -92,7 +92,7 @@ class Recorder:
 
     def pytest_collectreport(self, report):
         self.collect_failed |= report.failed
-        self.manifest.add_module_report(report, self._why_not)
+        self.manifest.add_module_report(report, self._why_not, self.config.rootpath)
 
     def pytest_deselected(self, items):
         self.manifest.deselected.update(item.nodeid for item in items)

@@ -40,7 +40,8 @@ from pathlib import Path
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[2]
-SPEC_DIR = ROOT / "spec"
+# The spec pages: spec/ of a clone, or their copy inside the installed package (pyproject.toml, force-include).
+SPEC_DIR = next((d for d in (ROOT / "conformance" / "spec", ROOT / "spec") if d.is_dir()), ROOT / "spec")
 
 LEVELS = ("MUST", "SHOULD", "MAY", "UNSPECIFIED")
 CLAUSE_ID = re.compile(r"^[A-Z][A-Z0-9]*-[1-9][0-9]*$")

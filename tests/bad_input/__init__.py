@@ -35,15 +35,17 @@ class Case:
         """The command as the table shows it."""
         # What a user types: `python`, and without the cache switch the tests add to keep the demo clean.
         words = ["python" if w == sys.executable else w for w in self.argv]
+        if words[:3] == ["python", "-m", "conformance.cli"]:  # the installed package's console command
+            words = ["torch-update-spec", *words[3:]]
         words = [w for i, w in enumerate(words) if not (w == "-p" and words[i + 1 : i + 2] == ["no:cacheprovider"])]
         words = [w for w in words if w != "no:cacheprovider"]
         return " ".join(w if w and " " not in w and "{" not in w else repr(w) for w in words)
 
 
 def all_cases() -> list[Case]:
-    from . import release_check, results, run, spec
+    from . import cli, release_check, results, run, spec
 
-    cases = [case for module in (run, spec, results, release_check) for case in module.CASES]
+    cases = [case for module in (run, spec, results, release_check, cli) for case in module.CASES]
     ids = [c.id for c in cases]
     assert len(ids) == len(set(ids)), "bad-input case ids must be unique"
     return cases
