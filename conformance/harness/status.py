@@ -15,9 +15,9 @@ from .modes import KNOWN as MODES
 
 WORDS = {"pass": "holds", "fail": "FAILS", "not-applicable": "not applicable", "not-run": "not run"}
 # Why a clause inside its range was not-applicable compiled, in the words of a clause's status line.
-_SPECIFIED_FROM = re.escape(modes.NOT_YET_SPECIFIED).replace(re.escape("{release}"), r"([\d.]+)")
+SPECIFIED_FROM = re.compile(re.escape(modes.NOT_YET_SPECIFIED).replace(re.escape("{release}"), r"([\d.]+)"))
 COMPILED_GAPS = (
-    (re.compile(_SPECIFIED_FROM), "not specified before {}"),
+    (SPECIFIED_FROM, "not specified before {}"),
     (re.compile(re.escape(modes.EAGER_ONLY)), "no test compiles its update step"),
     (re.compile(r"COMPILE-9: "), "not traceable on meta (COMPILE-9)"),
 )

@@ -40,7 +40,6 @@ KINDS = {
 # change of torch's behaviour.
 TELLING = {"pass", "fail", "outside", "not-run"}
 SCOPE = {"not-about", "unspecified"}  # left out of a default-view cell that other kinds share
-UNSPECIFIED = modes.NOT_YET_SPECIFIED.split("{")[0]  # "the compiled behaviour of this test is specified from torch "
 PAGE = "docs/matrix"  # the default view, whose HTML must stay small
 BUDGET = 100_000  # bytes of HTML for the default view; a phone on a slow network still opens it
 
@@ -52,7 +51,7 @@ def kind(clause: reg.Clause, version: str, entry: dict) -> str:
     # A withdrawn clause holds on no release: outside its range everywhere.
     if clause.withdrawn or not clause.applies_to(version):
         return "outside"
-    return "unspecified" if any(r.startswith(UNSPECIFIED) for r in entry["reasons"]) else "not-about"
+    return "unspecified" if any(map(status.SPECIFIED_FROM.match, entry["reasons"])) else "not-about"
 
 
 @dataclass
