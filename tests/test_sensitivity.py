@@ -100,6 +100,8 @@ DIVERGENT = {
     "INDEX-95",
     "INDEX-96",
     "INDEX-97",
+    "INFER-90",
+    "INFER-91",
     "INPLACE-90",
     "INPLACE-91",
     "INPLACE-92",

@@ -45,7 +45,7 @@ UNTRACEABLE = "COMPILE-9: torch.compile cannot trace `{member}` on meta before t
 # From which release the compiled behaviour of the pages about in-place updates themselves (inplace, indexing, views,
 # version_counter, data, detach, clone, copy, no_grad, inference_mode, outofplace, rebinding) is specified: each
 # release below was run compiled and every difference found there is a clause (spec/compile.md, "Which releases").
-IN_PLACE_PAGES_COMPILED_SINCE = "2.8"
+IN_PLACE_PAGES_COMPILED_SINCE = "2.5"
 
 
 # Members of INPLACE_SPELLINGS that torch.compile cannot trace on `meta` before torch 2.15 (COMPILE-9): the list
@@ -120,10 +120,23 @@ def reset_dynamo() -> None:
     instead of run, and on 2.1-2.2 ``nn.Linear(..., device="meta").double()`` fails to compile after that. 2.4
     clears the marks in ``reset()``; clear them here for the releases before."""
     import torch._dynamo
+    from torch._dynamo.backends.registry import lookup_backend
     from torch._dynamo.mutation_guard import GenerationTracker
 
     torch._dynamo.reset()
     GenerationTracker.dynamic_classes.clear()
+    # The registered aot_eager backend keeps its settings in a dict it changes at every compilation: before torch 2.6
+    # it wraps its backward compiler once more each time (pytorch/pytorch#93935), and after some thousands of compiles
+    # in one process the nesting passes Python's recursion limit (a RecursionError on 2.5.1). Put the settings back
+    # as they were before the first compilation of this process.
+    settings = getattr(lookup_backend(BACKEND), "kwargs", None)
+    if isinstance(settings, dict):
+        registered = _REGISTERED_SETTINGS.setdefault(BACKEND, dict(settings))
+        settings.clear()
+        settings.update(registered)
+
+
+_REGISTERED_SETTINGS: dict[str, dict] = {}  # backend -> its settings at the first reset, before any compilation
 
 
 class Runner:
