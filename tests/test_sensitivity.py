@@ -119,7 +119,7 @@ DIVERGENT = {
     "VIEW-94",
 }
 # A divergence on meta only: the run below (cpu) cannot see it.
-DIVERGENT_ON_META = {"VERSION-93"}
+DIVERGENT_ON_META = {"COMPILE-10", "INDEX-98", "VERSION-93"}
 # SAME_AS_EAGER: for a range of releases compiled code behaves as eager does, or what the clause's tests check
 # holds eagerly too (VIEW-90: its tests check the message fragment, which the eager error has as well).
 SAME_AS_EAGER = {
@@ -134,6 +134,7 @@ SAME_AS_EAGER = {
     "SWAP-91",
     "VERSION-90",
     "VERSION-92",
+    "VERSION-96",
     "VIEW-90",
     "VIEW-92",
 }

@@ -38,8 +38,9 @@ def not_applicable(
             reasons.append(f"{c.id}: {why}")
     if mode == "compile" and (
         why := mod.unsupported(torch_version)
-        or mod.not_yet_specified(compiled_since, torch_version)
-        or mod.untraceable(params, device, torch_version)
+        # a clause's own range, when it already excludes this release, says why better than the test's floor
+        or (not reasons and mod.not_yet_specified(compiled_since, torch_version))
+        or mod.on_meta(params, device, torch_version)
     ):
         reasons.append(why)
     return NOT_APPLICABLE + "; ".join(reasons) if reasons else None

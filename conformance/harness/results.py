@@ -48,8 +48,12 @@ RESULTS_DIR = SUITE_DIR / "results"
 # Why a run found no applicable compile-mode test of a clause: the texts of harness/modes.py, any release/member.
 HARNESS_REASON = re.compile(
     "|".join(
-        re.escape(text).replace(re.escape("{release}"), r"[\d.]+").replace(re.escape("{member}"), ".*")
-        for text in (mod.EAGER_ONLY, mod.NOT_YET_SPECIFIED, mod.UNTRACEABLE)
+        re.escape(text)
+        .replace(re.escape("{release}"), r"[\d.]+")
+        .replace(re.escape("{member}"), ".*")
+        .replace(re.escape("{what}"), ".*")
+        .replace(re.escape("{clause}"), r"[A-Z]+-\d+")
+        for text in (mod.EAGER_ONLY, mod.NOT_YET_SPECIFIED, mod.ON_META)
     )
 )
 REFRESH_HINT = "refresh them with: nox -s conformance"
