@@ -37,6 +37,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from .registry import MODES as KNOWN  # noqa: F401  (one list of mode names)
+from .registry import default as spec_registry
 
 BACKEND = "aot_eager"
 EAGER_ONLY = "no test of this clause runs its update step under torch.compile"
@@ -51,15 +52,12 @@ IN_PLACE_PAGES_COMPILED_SINCE = "2.4"
 
 @dataclass(frozen=True)
 class MetaDivergence:
-    """Population members (ids) whose compiled step does on `meta`, from torch ``since`` until ``until``
-    (exclusive), what ``clause`` says instead of what their test checks: a test item that runs one is not-applicable
-    there, naming ``clause``, whose own test checks it. ``error`` (exception type, message fragment) is what the
-    step raises, when it raises."""
+    """Population members (ids) whose compiled step does on `meta`, on the releases of ``clause``, what that clause
+    says instead of what their tests check: a test item that runs one is not-applicable there, naming ``clause``,
+    whose own test checks it. ``error`` (exception type, message fragment) is what the step raises, if it does."""
 
     clause: str
     members: tuple[str, ...]
-    since: str
-    until: str
     what: str
     error: tuple[type, str] | None = None
 
@@ -68,26 +66,17 @@ CANNOT_TRACE = "cannot be traced"
 META_DIVERGENCES = (
     # A list index becomes a tensor made from Python data, and fake-tensor propagation refuses a real meta tensor.
     MetaDivergence(
-        "COMPILE-9",
-        ("t[[0]] = 5",),
-        "2.1",
-        "2.15",
-        CANNOT_TRACE,
-        (RuntimeError, "Please convert all Tensors to FakeTensors"),
+        "COMPILE-9", ("t[[0]] = 5",), CANNOT_TRACE, (RuntimeError, "Please convert all Tensors to FakeTensors first")
     ),
     # A tensor made from Python data on meta is a real tensor, not a fake one of the graph: refused by the check of
     # pytorch/pytorch#111954 (2.2), which exempts meta from 2.5.
     MetaDivergence(
         "COMPILE-10",
         ("torch.tensor(v)", "torch.tensor(v, requires_grad=True)"),
-        "2.2",
-        "2.5",
         CANNOT_TRACE,
         (RuntimeError, "`example_value` needs to be a `FakeTensor`"),
     ),
-    MetaDivergence(
-        "INDEX-98", ("torch.where(mask, 5.0, x)",), "2.2", "2.5", "gives a result that does not require grad"
-    ),
+    MetaDivergence("INDEX-98", ("torch.where(mask, 5.0, x)",), "gives a result that does not require grad"),
 )
 
 
@@ -132,25 +121,24 @@ def not_yet_specified(compiled_since: str | None, torch_version: str) -> str | N
 
 def meta_divergences(device: str | None, torch_version: str) -> dict[str, MetaDivergence]:
     """The members whose compiled step does on this device and torch what an entry of META_DIVERGENCES says."""
-    from packaging.version import Version
-
-    release = Version(Version(torch_version).base_version)
     if device != "meta":
         return {}
+    clauses = spec_registry().clauses
     return {
         member: entry
         for entry in META_DIVERGENCES
-        if Version(entry.since) <= release < Version(entry.until)
+        if clauses[entry.clause].applies_to(torch_version)
         for member in entry.members
     }
 
 
 def on_meta(params: str, device: str | None, torch_version: str) -> str | None:
-    """Why a test item's compiled step does not do on meta what its test checks, from the id of its parameters (the
-    member it runs), or None."""
+    """Why a test item's compiled step does not do on meta what its test checks, from the id of its parameters (its
+    parts joined by "-", one of them the member it runs), or None."""
     for mid, entry in meta_divergences(device, torch_version).items():
-        if mid in params:
-            return ON_META.format(clause=entry.clause, release=entry.until, member=mid, what=entry.what)
+        if f"-{mid}-" in f"-{params}-":
+            until = spec_registry().clauses[entry.clause].until
+            return ON_META.format(clause=entry.clause, release=until, member=mid, what=entry.what)
     return None
 
 

@@ -52,7 +52,7 @@ def test_data_is_detached_leaf(device, kind):
 
 
 # > DATA-3: `x.data` has a version counter of its own.
-# > VERSION-96 (compile, until 2.5): ... [these compiled steps] increase `_version` by 1 per update, as eagerly.
+# > VERSION-96 (compile, until 2.5): these compiled steps do what their eager clauses say, `_version` included.
 @pytest.mark.parametrize(
     "versions",
     by_mode("DATA-3", "DATA-90", [(1, 0), (1, 1)], [(2, 0), (2, 2)], as_eager_before="VERSION-96"),
