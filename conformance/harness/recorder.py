@@ -38,7 +38,7 @@ def not_applicable(
             reasons.append(f"{c.id}: {why}")
     if mode == "compile" and (
         why := mod.unsupported(torch_version)
-        # a clause's own range, when it already excludes this release, says why better than the test's floor
+        # a reason of the clause's own (its range, device or mode) says why better than the test's floor
         or (not reasons and mod.not_yet_specified(compiled_since, torch_version))
         or mod.on_meta(params, device, torch_version)
     ):
