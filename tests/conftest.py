@@ -23,6 +23,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "clause(*ids): the spec clauses a conformance test proves")
     config.addinivalue_line("markers", "compiled_since(release): compile mode specified from this torch release")
 
+
 DEMO_SPEC = """\
 # Demo
 
