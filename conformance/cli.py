@@ -24,16 +24,19 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from conformance.harness import diff, results
-from conformance.release_check import (
+from conformance.commands import (
     OneLineParser,
     UsageError,
     check_against,
+    compare,
     one_line_errors,
     recorded,
+    recorded_documents,
     release_pages,
+    shown,
     split_pytest_args,
 )
+from conformance.harness import diff, results
 
 PROG = "torch-update-spec"
 SUITE = Path(__file__).resolve().parent
@@ -72,15 +75,7 @@ def command(argv: list[str]) -> int:
         return run(args, passed_on)
     if passed_on:
         raise UsageError("diff takes no pytest arguments after --")
-    return compare(args)
-
-
-def shown(path: Path) -> str:
-    """A path as the user reads it: relative to the folder the command runs in when it lies inside it."""
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
+    return against_recorded(args)
 
 
 def files(template: str) -> list[Path]:
@@ -163,30 +158,20 @@ def load_run(paths: list[Path]) -> dict[str, dict]:
     return new
 
 
-def compare(args) -> int:
+def against_recorded(args) -> int:
     new = load_run(last_run(args.results))
     version = next(iter(new.values()))["torch"]
     versions = recorded()
     against, why = (check_against(args.against, versions), "--against") if args.against else nearest(version, versions)
-    changes, unrecorded = [], []
-    for device, doc in new.items():
-        recorded_file = results.RESULTS_DIR / against / f"{device}.json"
-        old = results.load(recorded_file) if recorded_file.is_file() else {"devices": {}}
-        changes += diff.compare(old, doc)
-        unrecorded += diff.unrecorded(old, doc)
-    # A clause this run did not run (a partial run: -k, one device) says nothing new: left out, and said so.
-    not_run = [c for c in changes if c.after == "not-run"]
-    changes = [c for c in changes if c.after != "not-run"]
-    print(f"torch {version} (this run) against recorded {against} ({why}):")
-    print(diff.report(changes))
-    if not_run:
-        print(f"({len(not_run)} clause outcomes not compared: this run did not run them)")
-    if unrecorded:
-        where = ", ".join(f"{device} {mode}" for device, mode in unrecorded)
-        print(f"(not compared: {where}: nothing was recorded there for torch {against})")
+    code = compare(
+        new,
+        recorded_documents(against, new),
+        against,
+        f"torch {version} (this run) against recorded {against} ({why}):",
+    )
     if (SUITE.parent / "docs").is_dir() and (pages := release_pages(against, Version(version).public)):
         print(pages)  # the site's release pages exist in a clone only
-    return 1 if changes else 0
+    return code
 
 
 if __name__ == "__main__":

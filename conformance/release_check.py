@@ -36,23 +36,24 @@ sys.path.insert(0, str(ROOT))
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename  # noqa: E402
 from packaging.version import InvalidVersion, Version  # noqa: E402
 
-from conformance.harness import diff, modes, releases, results  # noqa: E402
+from conformance.commands import (  # noqa: E402
+    OneLineParser,
+    UsageError,
+    check_against,
+    compare,
+    lines,
+    one_line_errors,
+    recorded,
+    recorded_documents,
+    release_pages,
+    shown,
+    split_pytest_args,
+)
+from conformance.harness import modes, results  # noqa: E402
 from conformance.harness.devices import KNOWN  # noqa: E402
 from conformance.window import numpy_requirement  # noqa: E402
 
 ENVS = ROOT / ".nox" / "release-check"
-
-
-class UsageError(Exception):
-    pass
-
-
-def shown(path: Path) -> str:
-    """A path as the user reads it: relative to the project when it lies inside it."""
-    try:
-        return str(path.relative_to(ROOT))
-    except ValueError:
-        return str(path)
 
 
 def requirements(spec: str) -> tuple[list[str], str]:
@@ -97,10 +98,6 @@ def _uv(argv: list[str], what: str) -> subprocess.CompletedProcess:
         raise UsageError(f"cannot {what}: uv is not installed (pip install uv)") from None
 
 
-def _lines(text: str) -> list[str]:
-    return [ln.strip() for ln in text.splitlines() if ln.strip()]
-
-
 # What importing torch's operator database (conformance/harness/opdb.py) needs on some releases.
 OPDB_NEEDS = ("expecttest", "pyyaml", "setuptools")
 
@@ -112,7 +109,7 @@ def install(spec: str) -> Path:
     if not python.exists():
         proc = _uv(["uv", "venv", "-q", "-p", "3.11", str(env)], f"create {shown(env)}")
         if proc.returncode:
-            reason = (_lines(proc.stderr) or ["uv venv failed"])[-1]
+            reason = (lines(proc.stderr) or ["uv venv failed"])[-1]
             raise UsageError(f"cannot create {shown(env)}: {reason.removeprefix('error: ')}")
     packages = ("pytest", "pytest-xdist", "packaging", *OPDB_NEEDS)
     proc = _uv(
@@ -120,42 +117,13 @@ def install(spec: str) -> Path:
         f"install {spec}",
     )
     if proc.returncode:
-        lines = _lines(proc.stderr)
+        stderr = lines(proc.stderr)
         reason = next(
-            (ln for ln in lines if "no version" in ln or "not found" in ln.lower()), lines[-1] if lines else ""
+            (ln for ln in stderr if "no version" in ln or "not found" in ln.lower()), stderr[-1] if stderr else ""
         )
         shutil.rmtree(env, ignore_errors=True)
         raise UsageError(f"cannot install {spec}: {reason.removeprefix('cause: ')}")
     return python
-
-
-def recorded() -> list[str]:
-    """The recorded versions, oldest first, once every recorded file is checked (valid, fresh, well placed)."""
-    if not results.RESULTS_DIR.is_dir():
-        raise UsageError(
-            f"no recorded results to compare with: {shown(results.RESULTS_DIR)}/ does not exist; "
-            "record some with: nox -s conformance"
-        )
-    results.check_recorded(results.RESULTS_DIR)
-    versions = results.recorded_versions(results.RESULTS_DIR)
-    if not versions:
-        raise UsageError(
-            f"no recorded results to compare with in {shown(results.RESULTS_DIR)}/; "
-            "record some with: nox -s conformance"
-        )
-    return versions
-
-
-def check_against(against: str, versions: list[str]) -> str:
-    """The recorded folder that --against names (v2.0.1 and 2.0.1 are the same version)."""
-    try:
-        wanted = Version(against)
-    except InvalidVersion:
-        raise UsageError(f"--against {against!r} is not a version; recorded versions: {', '.join(versions)}") from None
-    for version in versions:
-        if Version(version) == wanted:
-            return version
-    raise UsageError(f"no recorded results for torch {against}; recorded versions: {', '.join(versions)}")
 
 
 def newest_recorded(exclude: str | None = None, versions: list[str] | None = None) -> str:
@@ -171,9 +139,9 @@ def newest_recorded(exclude: str | None = None, versions: list[str] | None = Non
 
 def _suite_failure(output: str) -> str:
     """The line of the suite's output that says what went wrong (its last line when none does)."""
-    lines = _lines(output)
-    errors = [ln for ln in lines if not ln.startswith("=") and re.search(r"error", ln, re.IGNORECASE)]
-    return ((errors or lines or ["no output"])[0 if errors else -1])[:300]
+    said = lines(output)
+    errors = [ln for ln in said if not ln.startswith("=") and re.search(r"error", ln, re.IGNORECASE)]
+    return ((errors or said or ["no output"])[0 if errors else -1])[:300]
 
 
 def run_suite(python: Path, out_dir: Path, spec: str, pytest_args: list[str]) -> dict[str, dict]:
@@ -225,43 +193,6 @@ def run_suite(python: Path, out_dir: Path, spec: str, pytest_args: list[str]) ->
     return new
 
 
-class OneLineParser(argparse.ArgumentParser):
-    """argparse whose errors are one UsageError line naming the help to read, not a usage block."""
-
-    help_hint = "python conformance/release_check.py --help"
-
-    def error(self, message):
-        raise UsageError(f"{message} (see: {self.help_hint})")
-
-
-def split_pytest_args(argv: list[str]) -> tuple[list[str], list[str]]:
-    """The command's own arguments, and those after ``--`` (for pytest)."""
-    if "--" not in argv:
-        return argv, []
-    return argv[: argv.index("--")], argv[argv.index("--") + 1 :]
-
-
-def one_line_errors(command, prog: str) -> int:
-    """Run ``command()``; its exit status, or 2 for any error and 130 when interrupted, said in one line on stderr,
-    never a traceback (this check and the torch-update-spec command)."""
-
-    def say(message: str) -> None:
-        line = "; ".join(_lines(message)) or "(no message)"
-        print(f"{prog}: {line[:1000]}", file=sys.stderr)
-
-    try:
-        return command()
-    except (UsageError, results.ResultsError) as exc:
-        say(str(exc))
-        return 2
-    except KeyboardInterrupt:
-        say("interrupted")
-        return 130
-    except Exception as exc:  # noqa: BLE001  (a crash is one line and exit 2, never a traceback)
-        say(f"unexpected error: {type(exc).__name__}: {exc}")
-        return 2
-
-
 def main(argv=None) -> int:
     """Exit status 0 nothing changed, 1 something changed, 2 any error, 130 interrupted; never a traceback."""
     return one_line_errors(lambda: check(argv), "release check")
@@ -286,13 +217,7 @@ def check(argv=None) -> int:
         new = run_suite(python, Path(tmp), args.torch, pytest_args)
         version = Version(next(iter(new.values()))["torch"]).public
         against = against or newest_recorded(exclude=version, versions=versions)
-        # Read what is compared with before anything is written: --against may be this very version.
-        old = {}
-        for device in new:
-            recorded_file = results.RESULTS_DIR / against / f"{device}.json"
-            if not recorded_file.is_file():
-                raise UsageError(f"{shown(recorded_file)}: missing; a recording writes one file per device")
-            old[device] = results.load(recorded_file)
+        old = recorded_documents(against, new)  # read before anything is written: --against may be this version
         written = None
         if not args.no_write:
             # What is written must pass as a recording later: every device, and every clause run where present.
@@ -309,27 +234,12 @@ def check(argv=None) -> int:
                 whole = {**next(iter(new.values())), "devices": {d: new[d]["devices"][d] for d in KNOWN}}
                 written = results.RESULTS_DIR / version
                 results.write(whole, str(written / "{device}.json"))
-    changes = [change for device, doc in new.items() for change in diff.compare(old[device], doc)]
-    unrecorded = [f"{d} {m}" for device, doc in new.items() for d, m in diff.unrecorded(old[device], doc)]
-    print(f"torch {version} against recorded {against}:")
-    print(diff.report(changes))
-    if unrecorded:
-        print(f"(not compared: {', '.join(unrecorded)}: nothing was recorded there for torch {against})")
+    code = compare(new, old, against, f"torch {version} against recorded {against}:")
     if pages := release_pages(against, version):
         print(pages)
     if written:
         print(f"results written to {shown(written)}/")
-    return 1 if changes else 0
-
-
-def release_pages(against: str, version: str) -> str:
-    """The site's "What changed in torch X.Y" pages of the boundaries between the two versions, or ""."""
-    crossed = releases.between(against, version)
-    if not crossed:
-        return ""
-    lines = [f"what the spec says changed between torch {against} and {version} (build the site: nox -s docs):"]
-    lines += [f"  torch {b}: {releases.built_page(b)}" for b in crossed]
-    return "\n".join(lines)
+    return code
 
 
 if __name__ == "__main__":

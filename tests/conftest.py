@@ -120,7 +120,7 @@ def demo(tmp_path):
     (tmp_path / "conformance" / "tests" / "test_demo.py").write_text(DEMO_TESTS)
     (tmp_path / "spec").mkdir()
     (tmp_path / "spec" / "demo.md").write_text(DEMO_SPEC)
-    for name in ("release_check.py", "window.py", "cli.py", "suite.ini"):
+    for name in ("release_check.py", "commands.py", "window.py", "cli.py", "suite.ini"):
         shutil.copy(ROOT / "conformance" / name, tmp_path / "conformance" / name)
     shutil.copy(ROOT / "pyproject.toml", tmp_path)
     return tmp_path

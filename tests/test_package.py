@@ -19,8 +19,8 @@ import pytest
 import tomllib
 
 from conformance.cli import nearest
+from conformance.commands import UsageError
 from conformance.harness import results
-from conformance.release_check import UsageError
 
 ROOT = Path(__file__).resolve().parents[1]
 CLEAN_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 from packaging.version import InvalidVersion, Version
 
-from conformance import release_check
+from conformance import commands, release_check
 from conformance.harness import diff, registry, releases, results
 from conformance.harness.devices import KNOWN
 from conformance.window import numpy_requirement
@@ -226,8 +226,8 @@ def test_against_is_checked_before_installing(results_dir, installs, capsys):
 
 
 def test_against_names_a_recorded_version_in_any_spelling():
-    assert release_check.check_against("v2.0.1", ["2.0.1", "2.13.0"]) == "2.0.1"
-    assert release_check.check_against("2.13", ["2.0.1", "2.13.0"]) == "2.13.0"
+    assert commands.check_against("v2.0.1", ["2.0.1", "2.13.0"]) == "2.0.1"
+    assert commands.check_against("2.13", ["2.0.1", "2.13.0"]) == "2.13.0"
 
 
 def non_version_folder(folder):
