@@ -113,6 +113,7 @@ DIVERGENT = {
     "OOP-90",
     "PUPD-90",
     "REBIND-90",
+    "REQGRAD-90",
     "SWAP-90",
     "VERSION-91",
     "VERSION-94",
