@@ -112,6 +112,7 @@ DIVERGENT = {
     "NOGRAD-91",
     "OOP-90",
     "PUPD-90",
+    "PUPD-92",
     "REBIND-90",
     "REQGRAD-90",
     "SWAP-90",
