@@ -148,15 +148,13 @@ SGD_OPTIONS = {
     "nesterov": {"momentum": 0.5, "nesterov": True, "weight_decay": 0.1},
     "maximize": {"maximize": True},
 }
+WITH_MOMENTUM = ["momentum", "nesterov"]  # compiled, a step with these fails before 2.3 (PUPD-92)
 
 
 # > PUPD-5: `torch.optim.SGD(params, lr=...).step()` updates every parameter that has a `.grad` in place (every
 # > parameter of every module of MODULES): afterwards each is the same object, of the same type, a leaf that requires
 # > grad with no `grad_fn`, and its `_version` has grown; its `.grad` is the same tensor object with the same
 # > `_version`; and grad mode is enabled again after `step()` returns.
-WITH_MOMENTUM = ["momentum", "nesterov"]
-
-
 @pytest.mark.clause("PUPD-5")
 @pytest.mark.parametrize("options", compiled_since("2.3", list(SGD_OPTIONS), WITH_MOMENTUM))
 @pytest.mark.parametrize("make", MODULES.params())
@@ -216,10 +214,9 @@ def test_sgd_step_skips_parameter_without_grad(device, options, run):
 
 
 # > PUPD-92 (compile, until 2.3): Before 2.3, a compiled `opt.step()` of `torch.optim.SGD` with momentum
-# > (`momentum=0.5`, also with `nesterov=True`) raises InternalTorchDynamoError whose message contains "list index out
-# > of range", for the parameters of every module of MODULES; the parameters keep their `_version` and values, and
-# > none has a momentum buffer.
-@pytest.mark.compiled_since("2.1")
+# > (`momentum=0.5`, also with `nesterov=True` and `weight_decay=0.1`) raises InternalTorchDynamoError whose message
+# > contains "list index out of range", for the parameters of every module of MODULES; the parameters keep their
+# > `_version` and values, and none has a momentum buffer.
 @pytest.mark.clause("PUPD-92")
 @pytest.mark.parametrize("options", WITH_MOMENTUM)
 @pytest.mark.parametrize("make", MODULES.params())

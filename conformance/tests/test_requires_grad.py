@@ -7,7 +7,8 @@ from conformance.harness.checks import NO_GRAD_FN, assert_values, compiled_since
 from conformance.harness.populations import BINARY_OPS, NON_DIFFERENTIABLE_RESULTS, NON_VIEW_OPS, VIEW_OPS
 
 # Compile mode of this page is specified on every release that has torch.compile (2.1 on); on 2.1 the method
-# `requires_grad_()` differs compiled (REQGRAD-90): the tests that call it say so with compiled_since("2.2").
+# `requires_grad_()` differs compiled (REQGRAD-90): the tests that change a leaf's flag with it say so with
+# compiled_since("2.2").
 
 LEAF_ONLY = "you can only change requires_grad flags of leaf variables"
 
@@ -268,12 +269,11 @@ def test_turning_off_after_graph_skips_accumulation(device, spelling, run):
 
 
 # > REQGRAD-90 (compile, until 2.2): On 2.1, inside a compiled function, `t.requires_grad_(b)` on a leaf returns `t`
-# > but leaves `t.requires_grad` as it was, in both directions, for every dtype of REQGRAD-5; after a compiled
-# > `a.requires_grad_(False)`, a graph built before still accumulates into `a.grad`.
-@pytest.mark.compiled_since("2.1")
+# > but leaves `t.requires_grad` as it was, in both directions, for each floating point and complex dtype of
+# > REQGRAD-5; after a compiled `a.requires_grad_(False)`, a graph built before still accumulates into `a.grad`.
 @pytest.mark.clause("REQGRAD-90")
 @pytest.mark.parametrize("dtype", GRAD_DTYPES)
-def test_compiled_requires_grad_method_is_lost_on_2_1(device, dtype, run):
+def test_compiled_requires_grad_method_leaves_the_flag_on_2_1(device, dtype, run):
     t = torch.zeros(2, device=device, dtype=dtype)
     step = run.function(_toggle)
     for flag in (True, False, True):
@@ -284,7 +284,6 @@ def test_compiled_requires_grad_method_is_lost_on_2_1(device, dtype, run):
     assert (t.requires_grad, t.is_leaf, t.grad_fn) == (True, True, None)
 
 
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.clause("REQGRAD-90")
 def test_compiled_requires_grad_false_does_not_stop_accumulation_on_2_1(device, run):
     a = leaf(device)
