@@ -258,11 +258,17 @@ def parse_page(path: Path) -> tuple[list[Clause], list[Example]]:
     return clauses, examples
 
 
-def errata_examples(path: Path | None = None) -> list[Example]:
-    """The corrected snippets of the errata (docs/errata.md), each an example of the clauses its entry shows."""
+def errata_examples(spec_dir: Path) -> list[Example]:
+    """The corrected snippets of the errata that go with these spec pages (docs/errata.md of a clone,
+    conformance/errata.md of the package), each an example of the clauses its entry shows; none without errata."""
     from . import errata
 
-    entries = errata.load(path or errata.ERRATA_PAGE).values()
+    path = next(
+        (p for p in (spec_dir.parent / "docs" / "errata.md", spec_dir.parent / "errata.md") if p.is_file()), None
+    )
+    if path is None:
+        return []
+    entries = errata.load(path).values()
     # line - 1: the line before the first code line, as for an {example} (whose line is its directive's)
     return [Example("errata", e.snippet_line - 1, e.shows, e.snippet + "\n") for e in entries if e.snippet]
 
@@ -282,7 +288,7 @@ def load(spec_dir: Path = SPEC_DIR) -> Registry:
                 )
             registry.clauses[clause.id] = clause
         registry.examples.extend(examples)
-    registry.examples.extend(errata_examples())
+    registry.examples.extend(errata_examples(spec_dir))
     for example in registry.examples:
         for cid in example.clauses:
             if cid not in registry.clauses:
