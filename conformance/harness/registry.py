@@ -117,7 +117,7 @@ class Clause:
 
 @dataclass(frozen=True)
 class Example:
-    page: str
+    page: str  # the stem of its page: a spec page, or "errata" for an erratum's corrected snippet
     line: int
     clauses: tuple[str, ...]
     code: str
@@ -125,6 +125,11 @@ class Example:
     @property
     def name(self) -> str:
         return f"{self.page}.md:{self.line}"
+
+    @property
+    def path(self) -> str:
+        """Its page in a clone."""
+        return "docs/errata.md" if self.page == "errata" else f"spec/{self.page}.md"
 
 
 @dataclass
@@ -253,8 +258,24 @@ def parse_page(path: Path) -> tuple[list[Clause], list[Example]]:
     return clauses, examples
 
 
+def errata_examples(spec_dir: Path) -> list[Example]:
+    """The corrected snippets of the errata that go with these spec pages (docs/errata.md of a clone,
+    conformance/errata.md of the package), each an example of the clauses its entry shows; none without errata."""
+    from . import errata
+
+    path = next(
+        (p for p in (spec_dir.parent / "docs" / "errata.md", spec_dir.parent / "errata.md") if p.is_file()), None
+    )
+    if path is None:
+        return []
+    entries = errata.load(path).values()
+    # line - 1: the line before the first code line, as for an {example} (whose line is its directive's)
+    return [Example("errata", e.snippet_line - 1, e.shows, e.snippet + "\n") for e in entries if e.snippet]
+
+
 def load(spec_dir: Path = SPEC_DIR) -> Registry:
-    """Read every spec page. Raises SpecError on a malformed clause or a duplicated ID."""
+    """Read every spec page and the errata's corrected snippets. Raises SpecError on a malformed clause or a
+    duplicated ID."""
     registry = Registry()
     for path in sorted(spec_dir.glob("*.md")):
         clauses, examples = parse_page(path)
@@ -267,10 +288,11 @@ def load(spec_dir: Path = SPEC_DIR) -> Registry:
                 )
             registry.clauses[clause.id] = clause
         registry.examples.extend(examples)
+    registry.examples.extend(errata_examples(spec_dir))
     for example in registry.examples:
         for cid in example.clauses:
             if cid not in registry.clauses:
-                raise SpecError(f"spec/{example.page}.md:{example.line + 1}: example names unknown clause {cid}")
+                raise SpecError(f"{example.path}:{example.line + 1}: example names unknown clause {cid}")
     return registry
 
 

@@ -10,11 +10,12 @@ by hand.
 
 from __future__ import annotations
 
-import errata_source as src
 from clauses import table, table_row
 from docutils import nodes
 from errata import entries_of, entry_link, note_sources, verdict_badge
 from sphinx.util.docutils import SphinxDirective
+
+from conformance.harness import errata as src
 
 
 class ErrataLookupDirective(SphinxDirective):
