@@ -1,6 +1,6 @@
 """The errata: one verdict per claim of the source material, held by docs/errata.md alone.
 
-docs/errata.md is read by docs/_ext/errata_source.py; spec pages refer to its
+docs/errata.md is read by conformance/harness/errata.py; spec pages refer to its
 entries with the ``{erratum}`` role, which shows the verdict held there. These
 tests check that every ID any page names exists, that every entry is complete
 and cites clauses and tests that exist, that no page writes a verdict of its

@@ -53,6 +53,8 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from .registry import directives
+
 ROOT = Path(__file__).resolve().parents[2]
 # The page in the installed package (force-included there), else the one of a clone.
 _INSTALLED = ROOT / "conformance" / "errata.md"
@@ -101,7 +103,6 @@ MENTION = re.compile(r"\b(?:EN|KO)-[0-9]+\b")
 _CLAUSE = re.compile(r"\{clause\}`(?P<id>[^`]+)`")
 _TEST = re.compile(r"`(?P<test>test_\w+\.py::test_\w+)(?:\[[^\]`]*\])?`")
 _DOC = re.compile(r"\{doc\}`(?:[^`<]*<)?(?P<target>[^`>]+)>?`")
-_OPENING = re.compile(r"^(?P<fence>:{3,}|`{3,})\{erratum\}[ \t]*(?P<arg>.*)$")
 _OPTION = re.compile(r"^:(?P<key>[A-Za-z][\w-]*):[ \t]*(?P<value>.*)$")
 _PART = re.compile(r"^- \*(?P<name>[^*]+)\*:")
 # The corrected snippet of an entry: a pycon code-block of class "corrected", executed by the suite.
@@ -295,24 +296,9 @@ def _entry(arg: str, start: int, body: list[tuple[int, str]], page: str) -> Entr
 
 def parse(text: str, page: str = "docs/errata.md") -> dict[str, Entry]:
     """Every entry of an errata page, by ID, in the order of the page."""
-    lines = text.splitlines()
     entries: dict[str, Entry] = {}
-    i = 0
-    while i < len(lines):
-        m = _OPENING.match(lines[i])
-        i += 1
-        if not m:
-            continue
-        start, fence, body = i, m["fence"], []
-        while i < len(lines) and lines[i].rstrip(" \t") != fence:
-            if _OPENING.match(lines[i]):
-                raise ErrataError(f"{page}:{start}: erratum is not closed before the next one (line {i + 1})")
-            body.append((i + 1, lines[i]))
-            i += 1
-        if i == len(lines):
-            raise ErrataError(f"{page}:{start}: erratum is not closed: no {fence!r} line")
-        i += 1
-        entry = _entry(m["arg"].strip(), start, body, page)
+    for _, arg, start, body in directives(text, page, ("erratum",), ErrataError):
+        entry = _entry(arg, start, body, page)
         if entry.id in entries:
             raise ErrataError(f"{page}:{start}: {entry.id} is defined twice (first at line {entries[entry.id].line})")
         entries[entry.id] = entry

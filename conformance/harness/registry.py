@@ -145,25 +145,28 @@ Body = list[tuple[int, str]]  # (line number, text) of each line between a direc
 Options = dict[str, tuple[str, int]]  # option -> (value, line number)
 
 
-def _directives(path: Path, page: str):
-    """Yield (name, argument, line, body) of each clause and example of a page."""
-    lines = path.read_text(encoding="utf-8").splitlines()
+def directives(text: str, page: str, names: tuple[str, ...], error: type[Exception] | None = None):
+    """Yield (name, argument, line, body) of each directive of a page named in ``names`` (MyST fences of colons or
+    backticks); one that is not closed before the end of the page, or before another of ``names`` or its own fence
+    opens, raises ``error`` (SpecError by default) naming the line. Read here for spec pages and the errata."""
+    error = error or SpecError
+    lines = text.splitlines()
     i = 0
     while i < len(lines):
         m = _OPENING.match(lines[i])
         i += 1
-        if not m or m["name"] not in ("clause", "example"):
+        if not m or m["name"] not in names:
             continue
         start, fence, body = i, m["fence"], []
         unclosed = f"{page}:{start}: {m['name']} {m['arg'].strip()}".rstrip() + f" is not closed: no {fence!r} line"
         while i < len(lines) and lines[i].rstrip(" \t") != fence:
             inner = _OPENING.match(lines[i])
-            if inner and (inner["name"] in ("clause", "example") or inner["fence"] == fence):
-                raise SpecError(f"{unclosed} before the next directive (line {i + 1})")
+            if inner and (inner["name"] in names or inner["fence"] == fence):
+                raise error(f"{unclosed} before the next directive (line {i + 1})")
             body.append((i + 1, lines[i]))
             i += 1
         if i == len(lines):
-            raise SpecError(f"{unclosed} before the end of the file")
+            raise error(f"{unclosed} before the end of the file")
         i += 1
         yield m["name"], m["arg"].strip(), start, body
 
@@ -250,7 +253,7 @@ def _example(arg: str, line: int, body: Body, page: str, stem: str) -> Example:
 def parse_page(path: Path) -> tuple[list[Clause], list[Example]]:
     page = f"spec/{path.name}"
     clauses, examples = [], []
-    for name, arg, line, body in _directives(path, page):
+    for name, arg, line, body in directives(path.read_text(encoding="utf-8"), page, ("clause", "example")):
         if name == "clause":
             clauses.append(_clause(arg, line, body, page, path.stem))
         else:

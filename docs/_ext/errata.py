@@ -1,6 +1,6 @@
 """Sphinx extension: the ``erratum`` directive and role, links on every erratum ID, and the errata summary.
 
-The errata are read by errata_source.py from docs/errata.md, the single source
+The errata are read by conformance/harness/errata.py from docs/errata.md, the single source
 of every verdict; this extension renders them there and shows them elsewhere:
 
 - ``:::{erratum} EN-10 <title>`` (docs/errata.md only) renders one entry as a
@@ -153,6 +153,7 @@ class ErratumDirective(SphinxDirective):
         "fix-ko": directives.unchanged_required,
         "split-from": directives.unchanged_required,
         "implied": directives.flag,
+        "shows": directives.unchanged_required,  # read by conformance/harness/errata.py
     }
 
     def run(self):
@@ -161,7 +162,7 @@ class ErratumDirective(SphinxDirective):
         eid = self.arguments[0].split()[0]
         entry = entries_of(self.env).get(eid)
         if entry is None or entry.verdict != self.options.get("verdict"):
-            raise self.error(f"erratum {eid} is not read the same way by errata_source.py (format error?)")
+            raise self.error(f"erratum {eid} is not read the same way by conformance/harness/errata.py (format error?)")
         self.env.tus_errata_seen = getattr(self.env, "tus_errata_seen", set()) | {eid}
         note_sources(self.env)
 

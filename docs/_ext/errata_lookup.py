@@ -2,7 +2,7 @@
 
 For a reader with one of the two posts open: per post, how many claims got
 each verdict, then one row per entry in the order of the post: the line of
-the post to look for (errata_source.lookup_lines), the entry's ID linking to
+the post to look for (conformance/harness/errata.py, lookup_lines), the entry's ID linking to
 its anchor, its verdict badge, and its fix (the ``:fix:`` option; a Korean
 entry gives the fix in Korean too, under its verdict). Nothing in it is written
 by hand.
