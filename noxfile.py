@@ -3,6 +3,7 @@
 nox -s conformance                      # every torch of the window
 nox -s "conformance(torch='2.0.1')"     # one version
 nox -s conformance -- --device cpu      # arguments after -- go to pytest
+nox -s "ranges(torch='2.5.1')"          # only the check that version ranges are tight, on one version
 """
 
 import os
@@ -74,11 +75,37 @@ def conformance(session, torch):
         # --record: a partial run (-k, -x, a narrower path ...) is refused, never written over the recorded results.
         # Both modes: the update steps as written and through torch.compile (conformance/harness/modes.py).
         session.run(*pytest, "--record", "--mode", "eager,compile", "--results", str(target), *session.posargs)
-        # Tests of a clause with a version range must fail on this release when it is outside the range.
-        session.run(*pytest, "-q", "--ignore-ranges", "--device", "cpu,meta", "--mode", "eager,compile")
+        check_ranges(session, *workers(session.posargs))
     finally:
         if os.environ.get("CONFORMANCE_LOW_DISK"):
             drop_environment(session)
+
+
+@nox.session(python=PYTHON)
+@nox.parametrize("torch", TORCH_WINDOW)
+def ranges(session, torch):
+    """Check on one torch release that the version ranges are tight (conformance does this after recording)."""
+    install_torch(session, torch, *SUITE_NEEDS)
+    check_ranges(session, *session.posargs)
+
+
+def check_ranges(session, *args: str) -> None:
+    """Tests of a clause with a version range must fail on this release when it is outside the range."""
+    session.run(
+        "python", "-m", "pytest", "conformance", "-p", "no:cacheprovider", "-q", "--ignore-ranges",
+        "--device", "cpu,meta", "--mode", "eager,compile", *args,
+    )  # fmt: skip
+
+
+def workers(args: list[str]) -> list[str]:
+    """The pytest-xdist option among pytest arguments (-n 2, -n=auto, -n2, --numprocesses ...), for the range check
+    to run as parallel as the recording before it."""
+    for i, arg in enumerate(args):
+        if arg in ("-n", "--numprocesses"):
+            return args[i : i + 2]
+        if arg.startswith(("-n", "--numprocesses=")):
+            return [arg]
+    return []
 
 
 def drop_environment(session) -> None:

@@ -17,6 +17,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+
+def pytest_configure(config):
+    # The suite's markers, which harness helpers under test (checks.by_mode) put on the parameters they build.
+    config.addinivalue_line("markers", "clause(*ids): the spec clauses a conformance test proves")
+    config.addinivalue_line("markers", "compiled_since(release): compile mode specified from this torch release")
+
+
 DEMO_SPEC = """\
 # Demo
 

@@ -1,6 +1,6 @@
 """The errata: one verdict per claim of the source material, held by docs/errata.md alone.
 
-docs/errata.md is read by docs/_ext/errata_source.py; spec pages refer to its
+docs/errata.md is read by conformance/harness/errata.py; spec pages refer to its
 entries with the ``{erratum}`` role, which shows the verdict held there. These
 tests check that every ID any page names exists, that every entry is complete
 and cites clauses and tests that exist, that no page writes a verdict of its
@@ -15,12 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance.harness import registry
+from conformance.harness import errata, registry
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "docs" / "_ext"))
-
-import errata_source as errata  # noqa: E402
 
 PAGES = sorted([*(ROOT / "spec").glob("*.md"), *(ROOT / "docs").glob("*.md")])
 SPEC_PAGES = sorted((ROOT / "spec").glob("*.md"))
@@ -127,6 +124,7 @@ GOOD = """\
 :::{erratum} EN-1 A title
 :verdict: wrong
 :fix: `x.fixed()`
+:shows: DATA-1
 
 > "A quote."
 
@@ -134,7 +132,7 @@ GOOD = """\
 - *Correct way*: as written.
 
   ```{code-block} pycon
-  :class: needs-execution
+  :class: corrected
 
   >>> x.fixed()
   1
@@ -235,22 +233,16 @@ def test_every_wrong_or_failing_entry_has_a_corrected_snippet(entry):
     )
 
 
-def test_corrected_snippets_run_and_print_what_they_show():
-    """The snippets are not yet executed by the conformance suite; until they are, this runs them on the installed
-    torch so that no output shown was made up (the site names the torch they were written from)."""
-    torch = pytest.importorskip("torch")
-    import doctest
-
-    parser, failures = doctest.DocTestParser(), []
+def test_every_corrected_snippet_is_an_example_the_suite_runs():
+    """The registry reads each corrected snippet as an example of the clauses its entry shows, so the conformance suite
+    executes it on every release like the spec pages' examples (conformance/tests/test_examples.py)."""
+    examples = {(e.line + 1, e.code.strip()): e for e in registry.default().examples if e.page == "errata"}
     for entry in ENTRIES.values():
         if entry.snippet:
-            test = parser.get_doctest(entry.snippet, {"torch": torch}, entry.id, "docs/errata.md", entry.line)
-            out = []
-            runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-            runner.run(test, out=out.append)
-            if runner.failures:
-                failures.append("".join(out))
-    assert not failures, "\n".join(failures)
+            example = examples.pop((entry.snippet_line, entry.snippet), None)
+            assert example is not None, f"{entry.id}: its corrected snippet is not an example of the registry"
+            assert example.clauses == entry.shows and all(c in registry.default().clauses for c in entry.shows)
+    assert not examples, f"examples of no entry: {sorted(examples)}"
 
 
 @pytest.mark.parametrize("entry", [e for e in ENTRIES.values() if e.id.startswith("KO-")], ids=lambda e: e.id)
@@ -328,7 +320,7 @@ def test_entries_show_a_badge_a_korean_line_and_a_closed_proof(errata_html):
         assert f'Verdict: <span class="sd-badge verdict-badge verdict-{entry.verdict.replace(" ", "-")}">' in html
         assert ('lang="ko"' in html) == entry.id.startswith("KO-"), entry.id
         assert re.search(r'<details class="[^"]*erratum-proof[^"]*"(?![^>]*open)', html), entry.id
-        assert ("Not yet executed by the conformance suite" in html) == bool(entry.snippet), entry.id
+        assert ("Executed by the conformance suite; shows" in html) == bool(entry.snippet), entry.id
 
 
 def test_ids_written_in_plain_text_are_links(errata_html):

@@ -298,3 +298,53 @@ def test_each_in_place_page_states_the_release_its_compiled_behaviour_is_specifi
     for page in marked + ["compile"]:
         text = " ".join((ROOT / "spec" / f"{page}.md").read_text().split())
         assert f"specified from torch {since}" in text, f"spec/{page}.md does not say 'specified from torch {since}'"
+
+
+def test_a_clause_range_is_the_only_reason_when_it_excludes_the_release():
+    """A compiled test outside its clause's range says so, not also that its page is specified from a later release."""
+    from conformance.harness.recorder import not_applicable
+
+    clause = registry.default().clauses["CLONE-91"]  # compile only, since 2.5
+    reason = not_applicable([clause], "cpu", "compile", "2.4.1", compiled_since="2.5")
+    assert reason == "not-applicable: CLONE-91 holds since 2.5"
+    inside = not_applicable([clause], "cpu", "compile", "2.6.0", compiled_since="2.7")
+    assert inside == "not-applicable: the compiled behaviour of this test is specified from torch 2.7, not yet before"
+
+
+@pytest.mark.parametrize(
+    ("params", "device", "version", "clause"),
+    [
+        ("meta-compile-t[[0]] = 5", "meta", "2.14.1", "COMPILE-9"),
+        ("meta-compile-t[[0]] = 5", "meta", "2.15.0", None),  # traceable from 2.15
+        ("cpu-compile-t[[0]] = 5", "cpu", "2.14.1", None),  # meta only
+        ("meta-compile-torch.tensor(v)", "meta", "2.4.1", "COMPILE-10"),
+        ("meta-compile-torch.tensor(v, requires_grad=True)", "meta", "2.2.2", "COMPILE-10"),
+        ("meta-compile-torch.tensor(v)", "meta", "2.1.2", None),  # the releases are COMPILE-10's: 2.2-2.4
+        ("meta-compile-torch.tensor(v)", "meta", "2.5.1", None),
+        ("meta-compile-torch.tensor(v).t()", "meta", "2.4.1", None),  # a whole part of the id, not a substring
+        ("meta-compile-torch.where(mask, 5.0, x)-INDEX-93", "meta", "2.3.1", "INDEX-98"),
+    ],
+)
+def test_a_member_whose_compiled_step_differs_on_meta_is_not_applicable_naming_its_clause(
+    params, device, version, clause
+):
+    from conformance.harness import modes
+
+    reason = modes.on_meta(params, device, version)
+    assert (reason.split(":")[0] if reason else None) == clause
+    if reason:  # the results validator and the status lines read it back
+        assert results.HARNESS_REASON.fullmatch(reason), reason
+        from conformance.harness import status
+
+        assert status.ON_META.match(reason).group("clause") == clause
+
+
+def test_as_eager_before_adds_the_older_clause_checked_with_the_eager_value_from_2_1():
+    from conformance.harness.checks import by_mode
+
+    eager, compiled, older = by_mode("CLONE-10", "CLONE-91", 1, 2, as_eager_before="VERSION-96")
+    assert [p.id for p in (eager, compiled, older)] == ["CLONE-10", "CLONE-91", "VERSION-96"]
+    assert older.values == (1,)
+    marks = {m.name: m.args for m in older.marks}
+    assert marks == {"clause": ("VERSION-96",), "compiled_since": ("2.1",)}
+    assert len(by_mode("CLONE-10", "CLONE-91", 1, 2)) == 2

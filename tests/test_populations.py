@@ -32,6 +32,7 @@ ENUMERATED: dict[str, str] = {
     "NEW-10": "the shapes (), (1,), (1, 1); the test runs them and (1, 1, 1)",
     "REQGRAD-5": "six floating and complex dtypes, three spellings, five integer and bool dtypes; the tests "
     "run GRAD_DTYPES x the three spellings, and INT_DTYPES + GRAD_DTYPES",
+    "REQGRAD-90": "the six floating and complex dtypes of REQGRAD-5; the test runs GRAD_DTYPES, those six",
     "VERSION-15": "the six operations it gives call counts for; the test runs PACKED, those six",
     "VERSION-64": "three aliases and four writes; the test runs all twelve pairs",
     "FUNC-1": (

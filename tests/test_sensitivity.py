@@ -91,7 +91,10 @@ DIVERGENT = {
     "DATA-97",
     "DATA-98",
     "DETACH-90",
+    "FUNC-90",
+    "FUNC-91",
     "GRAD-91",
+    "GRAD-92",
     "INDEX-90",
     "INDEX-91",
     "INDEX-92",
@@ -100,6 +103,8 @@ DIVERGENT = {
     "INDEX-95",
     "INDEX-96",
     "INDEX-97",
+    "INFER-90",
+    "INFER-91",
     "INPLACE-90",
     "INPLACE-91",
     "INPLACE-92",
@@ -107,7 +112,9 @@ DIVERGENT = {
     "NOGRAD-91",
     "OOP-90",
     "PUPD-90",
+    "PUPD-92",
     "REBIND-90",
+    "REQGRAD-90",
     "SWAP-90",
     "VERSION-91",
     "VERSION-94",
@@ -117,7 +124,7 @@ DIVERGENT = {
     "VIEW-94",
 }
 # A divergence on meta only: the run below (cpu) cannot see it.
-DIVERGENT_ON_META = {"VERSION-93"}
+DIVERGENT_ON_META = {"COMPILE-10", "INDEX-98", "VERSION-93"}
 # SAME_AS_EAGER: for a range of releases compiled code behaves as eager does, or what the clause's tests check
 # holds eagerly too (VIEW-90: its tests check the message fragment, which the eager error has as well).
 SAME_AS_EAGER = {
@@ -132,6 +139,7 @@ SAME_AS_EAGER = {
     "SWAP-91",
     "VERSION-90",
     "VERSION-92",
+    "VERSION-96",
     "VIEW-90",
     "VIEW-92",
 }

@@ -34,26 +34,50 @@ from __future__ import annotations
 
 import platform
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from .registry import MODES as KNOWN  # noqa: F401  (one list of mode names)
+from .registry import default as spec_registry
 
 BACKEND = "aot_eager"
 EAGER_ONLY = "no test of this clause runs its update step under torch.compile"
 # Why a test is not-applicable in compile mode (the results validator accepts these, harness/results.py).
 NOT_YET_SPECIFIED = "the compiled behaviour of this test is specified from torch {release}, not yet before"
-UNTRACEABLE = "COMPILE-9: torch.compile cannot trace `{member}` on meta before torch {release}"
+ON_META = "{clause}: compiled on meta before torch {release}, `{member}` {what}"
 # From which release the compiled behaviour of the pages about in-place updates themselves (inplace, indexing, views,
 # version_counter, data, detach, clone, copy, no_grad, inference_mode, outofplace, rebinding) is specified: each
 # release below was run compiled and every difference found there is a clause (spec/compile.md, "Which releases").
-IN_PLACE_PAGES_COMPILED_SINCE = "2.8"
+IN_PLACE_PAGES_COMPILED_SINCE = "2.4"
 
 
-# Members of INPLACE_SPELLINGS that torch.compile cannot trace on `meta` before torch 2.15 (COMPILE-9): the list
-# index becomes a tensor made from Python data, and fake-tensor propagation refuses a real meta tensor. Such a test
-# item is not-applicable there, naming COMPILE-9, whose own test checks the error.
-META_UNTRACEABLE = ("t[[0]] = 5",)
-META_UNTRACEABLE_ERROR = (RuntimeError, "Please convert all Tensors to FakeTensors first")
-META_TRACEABLE_SINCE = "2.15"
+@dataclass(frozen=True)
+class MetaDivergence:
+    """Population members (ids) whose compiled step does on `meta`, on the releases of ``clause``, what that clause
+    says instead of what their tests check: a test item that runs one is not-applicable there, naming ``clause``,
+    whose own test checks it. ``error`` (exception type, message fragment) is what the step raises, if it does."""
+
+    clause: str
+    members: tuple[str, ...]
+    what: str
+    error: tuple[type, str] | None = None
+
+
+CANNOT_TRACE = "cannot be traced"
+META_DIVERGENCES = (
+    # A list index becomes a tensor made from Python data, and fake-tensor propagation refuses a real meta tensor.
+    MetaDivergence(
+        "COMPILE-9", ("t[[0]] = 5",), CANNOT_TRACE, (RuntimeError, "Please convert all Tensors to FakeTensors first")
+    ),
+    # A tensor made from Python data on meta is a real tensor, not a fake one of the graph: refused by the check of
+    # pytorch/pytorch#111954 (2.2), which exempts meta from 2.5.
+    MetaDivergence(
+        "COMPILE-10",
+        ("torch.tensor(v)", "torch.tensor(v, requires_grad=True)"),
+        CANNOT_TRACE,
+        (RuntimeError, "`example_value` needs to be a `FakeTensor`"),
+    ),
+    MetaDivergence("INDEX-98", ("torch.where(mask, 5.0, x)",), "gives a result that does not require grad"),
+)
 
 
 class ModeError(ValueError):
@@ -95,20 +119,26 @@ def not_yet_specified(compiled_since: str | None, torch_version: str) -> str | N
     return None
 
 
-def untraceable_members(device: str | None, torch_version: str) -> tuple[str, ...]:
-    """The members of INPLACE_SPELLINGS torch.compile cannot trace on this device and torch (COMPILE-9)."""
-    from packaging.version import Version
+def meta_divergences(device: str | None, torch_version: str) -> dict[str, MetaDivergence]:
+    """The members whose compiled step does on this device and torch what an entry of META_DIVERGENCES says."""
+    if device != "meta":
+        return {}
+    clauses = spec_registry().clauses
+    return {
+        member: entry
+        for entry in META_DIVERGENCES
+        if clauses[entry.clause].applies_to(torch_version)
+        for member in entry.members
+    }
 
-    if device != "meta" or Version(Version(torch_version).base_version) >= Version(META_TRACEABLE_SINCE):
-        return ()
-    return META_UNTRACEABLE
 
-
-def untraceable(params: str, device: str | None, torch_version: str) -> str | None:
-    """Why torch.compile cannot run a test item's step, from the id of its parameters (the member it runs), or None."""
-    for mid in untraceable_members(device, torch_version):
-        if mid in params:
-            return UNTRACEABLE.format(member=mid, release=META_TRACEABLE_SINCE)
+def on_meta(params: str, device: str | None, torch_version: str) -> str | None:
+    """Why a test item's compiled step does not do on meta what its test checks, from the id of its parameters (its
+    parts joined by "-", one of them the member it runs), or None."""
+    for mid, entry in meta_divergences(device, torch_version).items():
+        if f"-{mid}-" in f"-{params}-":
+            until = spec_registry().clauses[entry.clause].until
+            return ON_META.format(clause=entry.clause, release=until, member=mid, what=entry.what)
     return None
 
 
@@ -120,10 +150,23 @@ def reset_dynamo() -> None:
     instead of run, and on 2.1-2.2 ``nn.Linear(..., device="meta").double()`` fails to compile after that. 2.4
     clears the marks in ``reset()``; clear them here for the releases before."""
     import torch._dynamo
+    from torch._dynamo.backends.registry import lookup_backend
     from torch._dynamo.mutation_guard import GenerationTracker
 
     torch._dynamo.reset()
     GenerationTracker.dynamic_classes.clear()
+    # The registered aot_eager backend keeps its settings in a dict it changes at every compilation: before torch 2.6
+    # it wraps its backward compiler once more each time (pytorch/pytorch#93935), and after some thousands of compiles
+    # in one process the nesting passes Python's recursion limit (a RecursionError on 2.5.1). Put the settings back
+    # as they were before the first compilation of this process.
+    settings = getattr(lookup_backend(BACKEND), "kwargs", None)
+    if isinstance(settings, dict):
+        registered = _REGISTERED_SETTINGS.setdefault(BACKEND, dict(settings))
+        settings.clear()
+        settings.update(registered)
+
+
+_REGISTERED_SETTINGS: dict[str, dict] = {}  # backend -> its settings at the first reset, before any compilation
 
 
 class Runner:
@@ -174,13 +217,14 @@ class Runner:
                 dispatch.restore(None, modes_before)
 
     def untraceable_members(self, device: str) -> dict:
-        """For a test that checks members of INPLACE_SPELLINGS inside one item (``check_each``): the members this
-        mode cannot trace on ``device`` (COMPILE-9), each with the error it must raise instead."""
+        """For a test that checks members of a population inside one item (``check_each``): the members this mode
+        cannot trace on ``device`` (META_DIVERGENCES), each with the error it must raise instead."""
         import torch
 
         if self.mode != "compile":
             return {}
-        return dict.fromkeys(untraceable_members(device, torch.__version__), META_UNTRACEABLE_ERROR)
+        divergences = meta_divergences(device, torch.__version__).items()
+        return {member: entry.error for member, entry in divergences if entry.error}
 
     def __call__(self, step, *args, **kwargs):
         return self.function(step)(*args, **kwargs)

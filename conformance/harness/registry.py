@@ -117,7 +117,7 @@ class Clause:
 
 @dataclass(frozen=True)
 class Example:
-    page: str
+    page: str  # the stem of its page: a spec page, or "errata" for an erratum's corrected snippet
     line: int
     clauses: tuple[str, ...]
     code: str
@@ -125,6 +125,11 @@ class Example:
     @property
     def name(self) -> str:
         return f"{self.page}.md:{self.line}"
+
+    @property
+    def path(self) -> str:
+        """Its page in a clone."""
+        return "docs/errata.md" if self.page == "errata" else f"spec/{self.page}.md"
 
 
 @dataclass
@@ -140,25 +145,28 @@ Body = list[tuple[int, str]]  # (line number, text) of each line between a direc
 Options = dict[str, tuple[str, int]]  # option -> (value, line number)
 
 
-def _directives(path: Path, page: str):
-    """Yield (name, argument, line, body) of each clause and example of a page."""
-    lines = path.read_text(encoding="utf-8").splitlines()
+def directives(text: str, page: str, names: tuple[str, ...], error: type[Exception] | None = None):
+    """Yield (name, argument, line, body) of each directive of a page named in ``names`` (MyST fences of colons or
+    backticks); one that is not closed before the end of the page, or before another of ``names`` or its own fence
+    opens, raises ``error`` (SpecError by default) naming the line. Read here for spec pages and the errata."""
+    error = error or SpecError
+    lines = text.splitlines()
     i = 0
     while i < len(lines):
         m = _OPENING.match(lines[i])
         i += 1
-        if not m or m["name"] not in ("clause", "example"):
+        if not m or m["name"] not in names:
             continue
         start, fence, body = i, m["fence"], []
         unclosed = f"{page}:{start}: {m['name']} {m['arg'].strip()}".rstrip() + f" is not closed: no {fence!r} line"
         while i < len(lines) and lines[i].rstrip(" \t") != fence:
             inner = _OPENING.match(lines[i])
-            if inner and (inner["name"] in ("clause", "example") or inner["fence"] == fence):
-                raise SpecError(f"{unclosed} before the next directive (line {i + 1})")
+            if inner and (inner["name"] in names or inner["fence"] == fence):
+                raise error(f"{unclosed} before the next directive (line {i + 1})")
             body.append((i + 1, lines[i]))
             i += 1
         if i == len(lines):
-            raise SpecError(f"{unclosed} before the end of the file")
+            raise error(f"{unclosed} before the end of the file")
         i += 1
         yield m["name"], m["arg"].strip(), start, body
 
@@ -245,7 +253,7 @@ def _example(arg: str, line: int, body: Body, page: str, stem: str) -> Example:
 def parse_page(path: Path) -> tuple[list[Clause], list[Example]]:
     page = f"spec/{path.name}"
     clauses, examples = [], []
-    for name, arg, line, body in _directives(path, page):
+    for name, arg, line, body in directives(path.read_text(encoding="utf-8"), page, ("clause", "example")):
         if name == "clause":
             clauses.append(_clause(arg, line, body, page, path.stem))
         else:
@@ -253,8 +261,24 @@ def parse_page(path: Path) -> tuple[list[Clause], list[Example]]:
     return clauses, examples
 
 
+def errata_examples(spec_dir: Path) -> list[Example]:
+    """The corrected snippets of the errata that go with these spec pages (docs/errata.md of a clone,
+    conformance/errata.md of the package), each an example of the clauses its entry shows; none without errata."""
+    from . import errata
+
+    path = next(
+        (p for p in (spec_dir.parent / "docs" / "errata.md", spec_dir.parent / "errata.md") if p.is_file()), None
+    )
+    if path is None:
+        return []
+    entries = errata.load(path).values()
+    # line - 1: the line before the first code line, as for an {example} (whose line is its directive's)
+    return [Example("errata", e.snippet_line - 1, e.shows, e.snippet + "\n") for e in entries if e.snippet]
+
+
 def load(spec_dir: Path = SPEC_DIR) -> Registry:
-    """Read every spec page. Raises SpecError on a malformed clause or a duplicated ID."""
+    """Read every spec page and the errata's corrected snippets. Raises SpecError on a malformed clause or a
+    duplicated ID."""
     registry = Registry()
     for path in sorted(spec_dir.glob("*.md")):
         clauses, examples = parse_page(path)
@@ -267,10 +291,11 @@ def load(spec_dir: Path = SPEC_DIR) -> Registry:
                 )
             registry.clauses[clause.id] = clause
         registry.examples.extend(examples)
+    registry.examples.extend(errata_examples(spec_dir))
     for example in registry.examples:
         for cid in example.clauses:
             if cid not in registry.clauses:
-                raise SpecError(f"spec/{example.page}.md:{example.line + 1}: example names unknown clause {cid}")
+                raise SpecError(f"{example.path}:{example.line + 1}: example names unknown clause {cid}")
     return registry
 
 

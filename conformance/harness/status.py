@@ -15,11 +15,19 @@ from .modes import KNOWN as MODES
 
 WORDS = {"pass": "holds", "fail": "FAILS", "not-applicable": "not applicable", "not-run": "not run"}
 # Why a clause inside its range was not-applicable compiled, in the words of a clause's status line.
-SPECIFIED_FROM = re.compile(re.escape(modes.NOT_YET_SPECIFIED).replace(re.escape("{release}"), r"([\d.]+)"))
+RELEASE = r"(?P<release>[\d.]+)"
+SPECIFIED_FROM = re.compile(re.escape(modes.NOT_YET_SPECIFIED).replace(re.escape("{release}"), RELEASE))
+ON_META = re.compile(
+    re.escape(modes.ON_META)
+    .replace(re.escape("{clause}"), f"(?P<clause>{reg.CLAUSE_ID.pattern.strip('^$')})")
+    .replace(re.escape("{release}"), RELEASE)
+    .replace(re.escape("{member}"), ".*")
+    .replace(re.escape("{what}"), "(?P<what>.*)")
+)
 COMPILED_GAPS = (
-    (SPECIFIED_FROM, "not specified before {}"),
+    (SPECIFIED_FROM, "not specified before {release}"),
     (re.compile(re.escape(modes.EAGER_ONLY)), "no test compiles its update step"),
-    (re.compile(r"COMPILE-9: "), "not traceable on meta (COMPILE-9)"),
+    (ON_META, "{what} on meta before {release} ({clause})"),
 )
 
 
@@ -100,9 +108,9 @@ def _story(clause: reg.Clause, device: str, mode: str) -> tuple[str, ...]:
             for pattern, words in COMPILED_GAPS:
                 # Of several tests' reasons ("specified from 2.9", "from 2.11"), the earliest release tells.
                 matches = [m for m in map(pattern.match, entry["reasons"]) if m]
-                matches.sort(key=lambda m: [Version(g) for g in m.groups()])
+                matches.sort(key=lambda m: Version(m.groupdict().get("release", "0")))
                 if matches:
-                    by_word[words.format(*matches[0].groups())].append(version)
+                    by_word[words.format(**matches[0].groupdict())].append(version)
             continue  # torch.compile unsupported (torch 2.0) and the like: nothing to say per clause
         by_word[WORDS[entry["outcome"]]].append(version)
     outcomes = sorted((w for w in by_word if w in WORDS.values()), key=lambda w: Version(by_word[w][0]))

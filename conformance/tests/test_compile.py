@@ -122,6 +122,22 @@ def test_unfrozen_parameter_keeps_no_grad_compiled(device, run):
     assert grad is None, f"layer 2 weight.grad is {grad}, not None"
 
 
+def _tensor_from_python_data(x, requires_grad):
+    return torch.tensor([3.0, 4.0], device=x.device, requires_grad=requires_grad)
+
+
+# > COMPILE-10 (meta, 2.2-2.4): a compiled step that makes a tensor from Python data (`torch.tensor([3.0, 4.0],
+# > device=x.device)`, also with `requires_grad=True`) raises InternalTorchDynamoError "`example_value` needs to be
+# > a `FakeTensor`".
+@pytest.mark.clause("COMPILE-10")
+@pytest.mark.parametrize("requires_grad", [False, True], ids=["no grad", "requires grad"])
+def test_tensor_from_python_data_on_meta_cannot_be_traced(device, requires_grad, run):
+    x = torch.ones(2, device=device)
+    with raises(RuntimeError, "`example_value` needs to be a `FakeTensor`") as info:
+        run(_tensor_from_python_data, x, requires_grad)
+    assert type(info.value).__name__ == "InternalTorchDynamoError"
+
+
 def _index_with_list(t):
     t[[0]] = 5.0
 

@@ -117,7 +117,8 @@ def test_copy_into_non_leaf_gradient(device, src_requires_grad, run):
 # > grad, with grad mode on, makes `t` require grad: `t` becomes a non-leaf with `grad_fn` `CopyBackwards`,
 # > and its gradient flows to `src`. Into an integer tensor it raises no error and `t` keeps
 # > `requires_grad=False`.
-@pytest.mark.parametrize("int_bump", by_mode("COPY-7", "COPY-91", 1, 2))
+# > VERSION-96 (compile, until 2.5): these compiled steps do what their eager clauses say, `_version` included.
+@pytest.mark.parametrize("int_bump", by_mode("COPY-7", "COPY-91", 1, 2, as_eager_before="VERSION-96"))
 def test_copy_from_source_requiring_grad_into_plain_tensor(device, int_bump, run):
     t = torch.zeros(2, device=device)
     src = leaf(device)
@@ -216,7 +217,8 @@ def test_copy_non_broadcastable_accepted_on_old_meta(device, dest, src, run):
 
 
 # > COPY-11: `x.copy_(src)` keeps the dtype of `x` and converts the values of `src` to it.
-@pytest.mark.parametrize("bump", by_mode("COPY-11", "COPY-94", 1, 2))
+# > VERSION-96 (compile, until 2.5): these compiled steps do what their eager clauses say, `_version` included.
+@pytest.mark.parametrize("bump", by_mode("COPY-11", "COPY-94", 1, 2, as_eager_before="VERSION-96"))
 @pytest.mark.parametrize(
     ("x_dtype", "src_dtype"),
     [
@@ -287,7 +289,8 @@ def test_copy_gradient_dtype(device, run):
 # > (`x` stays on `meta`, `_version` bumps by 1); into a `cpu` tensor from a `meta` one it raises
 # > NotImplementedError whose message contains "Cannot copy out of meta tensor; no data!", and `x._version`
 # > stays 0.
-@pytest.mark.parametrize("bumps", by_mode("COPY-15", "COPY-96", (1, 0), (2, 1)))
+# > VERSION-96 (compile, until 2.5): these compiled steps do what their eager clauses say, `_version` included.
+@pytest.mark.parametrize("bumps", by_mode("COPY-15", "COPY-96", (1, 0), (2, 1), as_eager_before="VERSION-96"))
 def test_copy_between_cpu_and_meta(device, bumps, run):
     meta_bump, failed_bump = bumps  # `_version` after the copy into meta, after the failed copy out of meta
     other = "cpu" if device == "meta" else "meta"

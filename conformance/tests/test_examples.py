@@ -1,4 +1,5 @@
-"""Executes every {example} block of the spec pages as a doctest, tagged with the clauses it shows."""
+"""Executes every {example} block of the spec pages, and the corrected snippet of every erratum, as a doctest, tagged
+with the clauses it shows."""
 
 import doctest
 
@@ -22,11 +23,11 @@ def _params(compiled: bool):
 
 def _run(example):
     parser = doctest.DocTestParser()
-    test = parser.get_doctest(example.code, {"torch": torch}, example.name, f"spec/{example.page}.md", example.line)
+    test = parser.get_doctest(example.code, {"torch": torch}, example.name, example.path, example.line)
     runner = doctest.DocTestRunner(optionflags=FLAGS)
     out = []
     runner.run(test, out=out.append)
-    assert runner.failures == 0, f"spec/{example.name}: example output differs:\n" + "".join(out)
+    assert runner.failures == 0, f"{example.path}: example output differs:\n" + "".join(out)
 
 
 @pytest.mark.only_devices("cpu")  # examples are written for the default device

@@ -7,9 +7,8 @@ from torch.nn.utils import parametrize
 
 from conformance.harness.checks import assert_values, raises
 
-# Compile mode of this page is specified from torch 2.4: older releases fail many of its tests compiled, not yet
-# bisected (issue 10).
-pytestmark = pytest.mark.compiled_since("2.4")
+# Compile mode of this page is specified on every release that has torch.compile (2.1 on): where a compiled update
+# differs before a release, its test says from which (compiled_since) and a clause of its own says how.
 
 
 def linear(device):
@@ -233,6 +232,7 @@ WEIGHT_UPDATES = {
 
 # > FUNC-12: An in-place update of `module.weight` itself (under `torch.no_grad()`, or with grad mode on) raises no
 # > error and leaves `original` and its `_version` unchanged.
+@pytest.mark.compiled_since("2.4")  # before: FUNC-90
 @pytest.mark.clause("FUNC-12")
 @pytest.mark.parametrize("spelling", list(WEIGHT_UPDATES))
 def test_inplace_on_parametrized_weight_is_lost(device, spelling, run):
@@ -245,6 +245,7 @@ def test_inplace_on_parametrized_weight_is_lost(device, spelling, run):
 
 
 # > FUNC-13: ... the update is lost: `original` and the next `module.weight` have the values they had before.
+@pytest.mark.compiled_since("2.4")  # before: FUNC-90
 @pytest.mark.clause("FUNC-13")
 @pytest.mark.parametrize("spelling", list(WEIGHT_UPDATES))
 def test_inplace_on_parametrized_weight_values_lost(device, spelling, run):
@@ -254,16 +255,45 @@ def test_inplace_on_parametrized_weight_values_lost(device, spelling, run):
     assert_values(m.weight, [[1.0, 2.0], [2.0, 4.0]], "m.weight")
 
 
+# > FUNC-90 (compile, until 2.4): Inside a compiled function, the in-place updates of FUNC-12 raise
+# > InternalTorchDynamoError whose message contains "'Tensor' object has no attribute '__closure__'"; `original`
+# > keeps its `_version` and its values.
+@pytest.mark.clause("FUNC-90")
+@pytest.mark.parametrize("spelling", list(WEIGHT_UPDATES))
+def test_compiled_inplace_on_parametrized_weight_fails_before_2_4(device, spelling, run):
+    m = symmetric_linear(device)
+    original = m.parametrizations.weight.original
+    version = original._version
+    with raises(RuntimeError, "'Tensor' object has no attribute '__closure__'") as info:
+        run(WEIGHT_UPDATES[spelling], m)
+    assert type(info.value).__name__ == "InternalTorchDynamoError"
+    assert m.parametrizations.weight.original is original and original._version == version
+    if device != "meta":
+        assert_values(original, [[1.0, 2.0], [3.0, 4.0]], "original")
+
+
 def assign_weight(m, value):
     m.weight = value
 
 
 # > FUNC-14: Assigning `module.weight = t` when the parametrization has no `right_inverse` raises RuntimeError whose
 # > message contains "does not implement right_inverse".
+@pytest.mark.compiled_since("2.2")  # before: FUNC-91
 @pytest.mark.clause("FUNC-14")
 def test_assign_parametrized_weight_without_right_inverse(device, run):
     m = symmetric_linear(device)
     version = m.parametrizations.weight.original._version
     with raises(RuntimeError, "does not implement right_inverse"):
+        run(assign_weight, m, torch.zeros(2, 2, device=device))
+    assert m.parametrizations.weight.original._version == version
+
+
+# > FUNC-91 (compile, until 2.2): Inside a compiled function, the assignment of FUNC-14 raises AssertionError (not a
+# > RuntimeError) while it is traced; `original` keeps its `_version`.
+@pytest.mark.clause("FUNC-91")
+def test_compiled_assign_parametrized_weight_without_right_inverse_before_2_2(device, run):
+    m = symmetric_linear(device)
+    version = m.parametrizations.weight.original._version
+    with pytest.raises(AssertionError):
         run(assign_weight, m, torch.zeros(2, 2, device=device))
     assert m.parametrizations.weight.original._version == version

@@ -377,10 +377,15 @@ def _non_leaf_update(t, spelling):
 
 # > GRAD-60: A hook registered on a non-leaf `t` before `t` is modified in place receives the gradient with respect
 # > to `t` as it was before the modification; one registered after it, the gradient with respect to the modified `t`.
-@pytest.mark.compiled_since("2.4")  # compiled, 2.2.2 and 2.3.1 fail it (not yet bisected)
+@pytest.mark.compiled_since("2.4")  # compiled, 2.2 and 2.3: GRAD-92 (2.1.2 holds, not recorded)
 @pytest.mark.clause("GRAD-60")
 @pytest.mark.parametrize("spelling", ["t.mul_(3)", "t *= 3"])
 def test_hooks_before_and_after_inplace(device, spelling, run):
+    assert _hooks_around_update(device, spelling, run) == {"before": [3.0, 30.0], "after": [1.0, 10.0]}
+
+
+def _hooks_around_update(device, spelling, run):
+    """The gradients that hooks registered on `t = a * 1` before and after the update of `t` receive."""
     a = leaf(device)
     t = a * 1
     got = {}
@@ -388,7 +393,17 @@ def test_hooks_before_and_after_inplace(device, spelling, run):
     run(_non_leaf_update, t, spelling)
     t.register_hook(lambda g: got.__setitem__("after", g.tolist()))
     (t * torch.tensor([1.0, 10.0], device=device)).sum().backward()
-    assert got == {"before": [3.0, 30.0], "after": [1.0, 10.0]}, got
+    return got
+
+
+# > GRAD-92 (compile, 2.2-2.3): When the in-place update of GRAD-60 is compiled, the hook registered before it
+# > receives zeros (`[0, 0]`), not the gradient with respect to `t` before the update (`[3, 30]`); the hook
+# > registered after it receives `[1, 10]`, as GRAD-60 says.
+@pytest.mark.compiled_since("2.1")
+@pytest.mark.clause("GRAD-92")
+@pytest.mark.parametrize("spelling", ["t.mul_(3)", "t *= 3"])
+def test_compiled_update_gives_the_earlier_hook_zeros_on_2_2_and_2_3(device, spelling, run):
+    assert _hooks_around_update(device, spelling, run) == {"before": [0.0, 0.0], "after": [1.0, 10.0]}
 
 
 # > GRAD-61: After `t.retain_grad()` and then an in-place modification of `t`, `t.retains_grad` is still True, and

@@ -239,7 +239,11 @@ def test_assignment_values(device, spelling, kind, run):
 # > INDEX-10: On a tensor that does not require grad, with grad mode enabled and a value that does not require
 # > grad, every member of INDEX_ASSIGNMENTS is accepted; the tensor stays a leaf that does not require grad, with
 # > no `grad_fn`; `_version` goes up by 1.
-@pytest.mark.parametrize("bump", by_mode("INDEX-10", "INDEX-91", 1, 2))
+# > VERSION-96 (compile, until 2.5): these compiled steps [the assignments of INDEX-10] do what their eager clauses
+# > say, `_version` included. (INDEX-91 holds for them from 2.5.)
+@pytest.mark.parametrize(
+    "bump", compiled_since("2.5", by_mode("INDEX-10", "INDEX-91", 1, 2, as_eager_before="VERSION-96"), ["INDEX-91"])
+)
 @pytest.mark.parametrize("spelling", INDEX_ASSIGNMENTS.params())
 def test_assignment_to_tensor_not_requiring_grad(device, spelling, bump, run):
     x = torch.tensor([1.0, 2.0, 3.0], device=device)
@@ -459,6 +463,16 @@ def test_where_replaces_masked_assignment(device, spelling, grad_fn, run):
     assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 0)
     assert not same_storage(y, x) and (v is None or not same_storage(y, v))
     assert (y.is_leaf, y.requires_grad, type(y.grad_fn).__name__) == (False, True, grad_fn or WHERE[spelling][2])
+
+
+# > INDEX-98 (compile, meta, 2.2-2.4): on meta, a compiled `torch.where(mask, 5.0, x)`, for a leaf `x` that requires
+# > grad, returns a leaf that does not require grad, with no `grad_fn`; `x` is left as it was.
+@pytest.mark.clause("INDEX-98")
+@pytest.mark.compiled_since("2.1")
+def test_compiled_where_with_a_number_on_meta_before_2_5(device, run):
+    x, _, y = _where(device, "torch.where(mask, 5.0, x)", run)
+    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 0)
+    assert (y.is_leaf, y.requires_grad, y.grad_fn) == (True, False, None)
 
 
 # > INDEX-61: The result holds `v` where `mask` is True and `x` elsewhere, and the gradient is split by the mask:

@@ -4,12 +4,11 @@ import pytest
 import torch
 from torch import nn
 
-from conformance.harness.checks import SAVED_MODIFIED, assert_values, raises
+from conformance.harness.checks import SAVED_MODIFIED, assert_values, compiled_since, raises
 from conformance.harness.populations import MODULES, PARAM_UPDATE_SPELLINGS
 
-# Compile mode of this page is specified from torch 2.3: older releases fail many of its tests compiled, not yet
-# bisected (issue 10).
-pytestmark = pytest.mark.compiled_since("2.3")
+# Compile mode of this page is specified on every release that has torch.compile (2.1 on); before 2.3 a compiled
+# SGD step with momentum fails (PUPD-92): the tests of those options say so with compiled_since("2.3").
 
 LR = 0.25
 
@@ -149,6 +148,7 @@ SGD_OPTIONS = {
     "nesterov": {"momentum": 0.5, "nesterov": True, "weight_decay": 0.1},
     "maximize": {"maximize": True},
 }
+WITH_MOMENTUM = ["momentum", "nesterov"]  # compiled, a step with these fails before 2.3 (PUPD-92)
 
 
 # > PUPD-5: `torch.optim.SGD(params, lr=...).step()` updates every parameter that has a `.grad` in place (every
@@ -156,7 +156,7 @@ SGD_OPTIONS = {
 # > grad with no `grad_fn`, and its `_version` has grown; its `.grad` is the same tensor object with the same
 # > `_version`; and grad mode is enabled again after `step()` returns.
 @pytest.mark.clause("PUPD-5")
-@pytest.mark.parametrize("options", list(SGD_OPTIONS))
+@pytest.mark.parametrize("options", compiled_since("2.3", list(SGD_OPTIONS), WITH_MOMENTUM))
 @pytest.mark.parametrize("make", MODULES.params())
 def test_sgd_step_updates_in_place(device, make, options, run):
     m = make(device)
@@ -183,7 +183,7 @@ def test_sgd_step_updates_in_place(device, make, options, run):
     [
         ({"lr": 0.25}, 1, [0.5, 1.0]),
         ({"lr": 0.5, "weight_decay": 0.5}, 1, [-0.25, -0.5]),
-        ({"lr": 0.5, "momentum": 0.5}, 2, [-1.5, -3.0]),
+        pytest.param({"lr": 0.5, "momentum": 0.5}, 2, [-1.5, -3.0], marks=pytest.mark.compiled_since("2.3")),
     ],
 )
 def test_sgd_step_values(device, options, steps, expected, run):
@@ -200,7 +200,7 @@ def test_sgd_step_values(device, options, steps, expected, run):
 # > PUPD-7: `step()` skips a parameter whose `.grad` is `None`: its `_version` is unchanged and its `.grad`
 # > stays `None`.
 @pytest.mark.clause("PUPD-7")
-@pytest.mark.parametrize("options", list(SGD_OPTIONS))
+@pytest.mark.parametrize("options", compiled_since("2.3", list(SGD_OPTIONS), WITH_MOMENTUM))
 def test_sgd_step_skips_parameter_without_grad(device, options, run):
     used = nn.Parameter(torch.tensor([1.0, 2.0], device=device))
     unused = nn.Parameter(torch.tensor([1.0, 2.0], device=device))
@@ -211,6 +211,29 @@ def test_sgd_step_skips_parameter_without_grad(device, options, run):
     assert unused.grad is None
     assert unused._version == version
     assert used._version > 0
+
+
+# > PUPD-92 (compile, until 2.3): Before 2.3, a compiled `opt.step()` of `torch.optim.SGD` with momentum
+# > (`momentum=0.5`, also with `nesterov=True` and `weight_decay=0.1`) raises InternalTorchDynamoError whose message
+# > contains "list index out of range", for the parameters of every module of MODULES; the parameters keep their
+# > `_version` and values, and none has a momentum buffer.
+@pytest.mark.clause("PUPD-92")
+@pytest.mark.parametrize("options", WITH_MOMENTUM)
+@pytest.mark.parametrize("make", MODULES.params())
+def test_compiled_sgd_step_with_momentum_fails_before_2_3(device, make, options, run):
+    m = make(device)
+    sum((p * p).sum() for p in m.parameters()).backward()
+    before = {name: (p._version, p.detach().clone()) for name, p in m.named_parameters()}
+    opt = torch.optim.SGD(m.parameters(), lr=0.5, **SGD_OPTIONS[options])
+    with raises(RuntimeError, "list index out of range") as info:
+        run(sgd_step, opt)
+    assert type(info.value).__name__ == "InternalTorchDynamoError"
+    assert not any("momentum_buffer" in state for state in opt.state.values())
+    for name, (version, values) in before.items():
+        p = m.get_parameter(name)
+        assert p._version == version, name
+        if device != "meta":
+            assert_values(p, values.tolist(), name)
 
 
 # > PUPD-12: A loop of forward, `loss.backward()`, `opt.step()`, `opt.zero_grad()` with `torch.optim.SGD` gives

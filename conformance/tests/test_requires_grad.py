@@ -3,12 +3,12 @@
 import pytest
 import torch
 
-from conformance.harness.checks import NO_GRAD_FN, assert_values, leaf, raises
+from conformance.harness.checks import NO_GRAD_FN, assert_values, compiled_since, leaf, raises
 from conformance.harness.populations import BINARY_OPS, NON_DIFFERENTIABLE_RESULTS, NON_VIEW_OPS, VIEW_OPS
 
-# Compile mode of this page is specified from torch 2.2: older releases fail many of its tests compiled, not yet
-# bisected (issue 10).
-pytestmark = pytest.mark.compiled_since("2.2")
+# Compile mode of this page is specified on every release that has torch.compile (2.1 on); on 2.1 the method
+# `requires_grad_()` differs compiled (REQGRAD-90): the tests that change a leaf's flag with it say so with
+# compiled_since("2.2").
 
 LEAF_ONLY = "you can only change requires_grad flags of leaf variables"
 
@@ -93,7 +93,9 @@ def test_requires_grad_setter_integer_raises(device, dtype, run):
 # > `uint8` and `bool`.
 @pytest.mark.clause("REQGRAD-5")
 @pytest.mark.parametrize("dtype", GRAD_DTYPES)
-@pytest.mark.parametrize("spelling", ["requires_grad_()", "requires_grad = True"])
+@pytest.mark.parametrize(
+    "spelling", compiled_since("2.2", ["requires_grad_()", "requires_grad = True"], ["requires_grad_()"])
+)
 def test_floating_and_complex_can_require_grad(device, spelling, dtype, run):
     t = torch.zeros(2, device=device, dtype=dtype)
     run(SET[spelling], t)
@@ -125,7 +127,7 @@ def _toggle(t, flag, spelling):
 # > REQGRAD-6: On a leaf, `requires_grad_(b)` returns the tensor itself and `t.requires_grad = b` sets the
 # > flag; in both directions the tensor stays a leaf without `grad_fn`.
 @pytest.mark.clause("REQGRAD-6")
-@pytest.mark.parametrize("spelling", ["requires_grad_", "setter"])
+@pytest.mark.parametrize("spelling", compiled_since("2.2", ["requires_grad_", "setter"], ["requires_grad_"]))
 def test_leaf_toggle(device, spelling, run):
     t = torch.tensor([1.0, 2.0], device=device)
     step = run.function(_toggle)
@@ -253,7 +255,9 @@ def test_autograd_grad_wrt_non_requiring_raises(device):
 # > REQGRAD-13: When a leaf's `requires_grad` is set to False after a graph has used it, `backward()` of
 # > that graph raises no error and the leaf's `.grad` stays None.
 @pytest.mark.clause("REQGRAD-13")
-@pytest.mark.parametrize("spelling", ["requires_grad_(False)", "requires_grad = False"])
+@pytest.mark.parametrize(
+    "spelling", compiled_since("2.2", ["requires_grad_(False)", "requires_grad = False"], ["requires_grad_(False)"])
+)
 def test_turning_off_after_graph_skips_accumulation(device, spelling, run):
     a = leaf(device)
     b = leaf(device)
@@ -262,6 +266,34 @@ def test_turning_off_after_graph_skips_accumulation(device, spelling, run):
     y.backward()
     assert a.grad is None
     assert b.grad is not None
+
+
+# > REQGRAD-90 (compile, until 2.2): On 2.1, inside a compiled function, `t.requires_grad_(b)` on a leaf returns `t`
+# > but leaves `t.requires_grad` as it was, in both directions, for each floating point and complex dtype of
+# > REQGRAD-5; after a compiled `a.requires_grad_(False)`, a graph built before still accumulates into `a.grad`.
+@pytest.mark.clause("REQGRAD-90")
+@pytest.mark.parametrize("dtype", GRAD_DTYPES)
+def test_compiled_requires_grad_method_leaves_the_flag_on_2_1(device, dtype, run):
+    t = torch.zeros(2, device=device, dtype=dtype)
+    step = run.function(_toggle)
+    for flag in (True, False, True):
+        assert step(t, flag, "requires_grad_") is t
+        assert (t.requires_grad, t.is_leaf, t.grad_fn) == (False, True, None)
+    t = torch.zeros(2, device=device, dtype=dtype, requires_grad=True)
+    assert step(t, False, "requires_grad_") is t
+    assert (t.requires_grad, t.is_leaf, t.grad_fn) == (True, True, None)
+
+
+@pytest.mark.clause("REQGRAD-90")
+def test_compiled_requires_grad_false_does_not_stop_accumulation_on_2_1(device, run):
+    a = leaf(device)
+    b = leaf(device)
+    y = (a * b).sum()
+    run(SET["requires_grad_(False)"], a)
+    y.backward()
+    assert a.grad is not None and b.grad is not None
+    if device != "meta":
+        assert_values(a.grad, [1.0, 2.0], "a.grad")
 
 
 # Seeds, run as written (fixing only what stops them from running, as noted).

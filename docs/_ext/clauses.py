@@ -140,12 +140,17 @@ class ExampleDirective(SphinxDirective):
     def run(self):
         code = "\n".join(self.content)
         block = nodes.literal_block(code, code, language="pycon", classes=["spec-example"])
-        caption = nodes.paragraph(classes=["example-caption"])
-        caption += nodes.Text("Executed by the conformance suite; shows ")
-        for i, cid in enumerate(self.options["clauses"].split()):
-            caption += nodes.Text(", " if i else "")
-            caption += _clause_link(cid)
-        return [block, caption]
+        return [block, example_caption(self.options["clauses"].split())]
+
+
+def example_caption(clause_ids) -> nodes.paragraph:
+    """Said under every example the suite executes (an {example}, an erratum's corrected snippet)."""
+    caption = nodes.paragraph(classes=["example-caption"])
+    caption += nodes.Text("Executed by the conformance suite; shows ")
+    for i, cid in enumerate(clause_ids):
+        caption += nodes.Text(", " if i else "")
+        caption += _clause_link(cid)
+    return caption
 
 
 def doc_link(docname: str, content: nodes.Node | None = None) -> addnodes.pending_xref:

@@ -1,6 +1,6 @@
 """Sphinx extension: the ``erratum`` directive and role, links on every erratum ID, and the errata summary.
 
-The errata are read by errata_source.py from docs/errata.md, the single source
+The errata are read by conformance/harness/errata.py from docs/errata.md, the single source
 of every verdict; this extension renders them there and shows them elsewhere:
 
 - ``:::{erratum} EN-10 <title>`` (docs/errata.md only) renders one entry as a
@@ -20,17 +20,17 @@ The lookup table at the top of the page is errata_lookup.py.
 
 from __future__ import annotations
 
-import errata_source as src
+from clauses import example_caption
 from docutils import nodes
 from docutils.parsers.rst import directives
 from docutils.statemachine import StringList
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
+from conformance.harness import errata as src
+
 logger = logging.getLogger(__name__)
 
-# The torch whose output the corrected snippets show (run by hand, until the suite executes them).
-SNIPPETS_RUN_ON = "2.13.0"
 # The bullets of an entry shown only on demand, in a dropdown: the explanation and its proof.
 FOLDED = ("- *What torch does*:", "- *Proof*:")
 
@@ -141,12 +141,6 @@ def note_sources(env):
         env.note_dependency(str(path))
 
 
-def _snippet_caption() -> nodes.paragraph:
-    """Said under a corrected snippet: its output is real, but the suite does not run it yet (unlike {example})."""
-    text = f"Corrected; the output torch {SNIPPETS_RUN_ON} printed. Not yet executed by the conformance suite."
-    return nodes.paragraph(text, text, classes=["example-caption", "needs-execution-caption"])
-
-
 class ErratumDirective(SphinxDirective):
     """One claim of the source material, with its stable ID and its verdict."""
 
@@ -159,6 +153,7 @@ class ErratumDirective(SphinxDirective):
         "fix-ko": directives.unchanged_required,
         "split-from": directives.unchanged_required,
         "implied": directives.flag,
+        "shows": directives.unchanged_required,  # read by conformance/harness/errata.py
     }
 
     def run(self):
@@ -167,7 +162,7 @@ class ErratumDirective(SphinxDirective):
         eid = self.arguments[0].split()[0]
         entry = entries_of(self.env).get(eid)
         if entry is None or entry.verdict != self.options.get("verdict"):
-            raise self.error(f"erratum {eid} is not read the same way by errata_source.py (format error?)")
+            raise self.error(f"erratum {eid} is not read the same way by conformance/harness/errata.py (format error?)")
         self.env.tus_errata_seen = getattr(self.env, "tus_errata_seen", set()) | {eid}
         note_sources(self.env)
 
@@ -200,8 +195,8 @@ class ErratumDirective(SphinxDirective):
         for child in children:
             section += child
         for block in list(section.findall(nodes.literal_block)):
-            if "needs-execution" in block["classes"]:
-                block.parent.insert(block.parent.index(block) + 1, _snippet_caption())
+            if "corrected" in block["classes"]:  # run by the suite as an example of the clauses it shows
+                block.parent.insert(block.parent.index(block) + 1, example_caption(entry.shows))
         section += self._folded_dropdown(entry, folded)
         return [section]
 

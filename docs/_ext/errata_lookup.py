@@ -2,7 +2,7 @@
 
 For a reader with one of the two posts open: per post, how many claims got
 each verdict, then one row per entry in the order of the post: the line of
-the post to look for (errata_source.lookup_lines), the entry's ID linking to
+the post to look for (conformance/harness/errata.py, lookup_lines), the entry's ID linking to
 its anchor, its verdict badge, and its fix (the ``:fix:`` option; a Korean
 entry gives the fix in Korean too, under its verdict). Nothing in it is written
 by hand.
@@ -10,11 +10,12 @@ by hand.
 
 from __future__ import annotations
 
-import errata_source as src
 from clauses import table, table_row
 from docutils import nodes
 from errata import entries_of, entry_link, note_sources, verdict_badge
 from sphinx.util.docutils import SphinxDirective
+
+from conformance.harness import errata as src
 
 
 class ErrataLookupDirective(SphinxDirective):

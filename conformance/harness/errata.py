@@ -1,4 +1,5 @@
-"""The errata of the source material: one entry per claim, read from docs/errata.md.
+"""The errata of the source material: one entry per claim, read from docs/errata.md (conformance/errata.md in the
+installed package, where the clause registry reads the corrected snippets from, as examples the suite runs).
 
 ``docs/errata.md`` is the single source of every verdict. An entry is a MyST
 directive whose argument is the entry's stable ID and its title::
@@ -19,17 +20,19 @@ Options (right below the directive line): ``:verdict:`` (required, one of
 ``VERDICTS``), ``:fix:`` (required: the fix in a short phrase or code, shown in
 the lookup table at the top of the page), ``:fix-ko:`` (required on a Korean
 entry: the same fix in Korean, shown after "판정: <verdict>"),
-``:split-from:`` (the ID of the entry this one was split from) and
+``:split-from:`` (the ID of the entry this one was split from),
 ``:implied:`` (a flag: the source does not state the claim in words, its code
-takes it for granted). The body starts with the quote (a block quote) and
+takes it for granted) and ``:shows:`` (the IDs of the clauses its corrected
+snippet shows; given with a snippet and only then). The body starts with the quote (a block quote) and
 holds the three bullets above; the clauses an entry cites are the
 ``{clause}`` roles of its body, its tests the ``test_<page>.py::test_<name>``
 literals, its spec pages the ``{doc}`` links of its *Proof* bullet.
 
 An entry whose verdict is *wrong* or *does not run* carries, in its *Correct
 way* bullet, the corrected snippet with the output it printed when it was run,
-as a ``{code-block} pycon`` with ``:class: needs-execution``: not yet executed
-by the conformance suite, it is the text of a future ``{example}``.
+as a ``{code-block} pycon`` with ``:class: corrected``: the clause registry reads it
+as an example of the clauses of ``:shows:``, which the conformance suite executes
+like every ``{example}`` of the spec pages (conformance/tests/test_examples.py).
 
 Pages refer to an entry with the ``{erratum}`` role (``{erratum}`EN-10```),
 which shows the ID and the verdict given here; no page writes a verdict of its
@@ -37,9 +40,9 @@ own. IDs are stable: an ID is never reused or renumbered, and the half of a
 claim split off an entry gets the next free number of its source, with
 ``:split-from:``.
 
-This module is plain Python (no Sphinx, no torch) so that both the Sphinx
-extension (docs/_ext/errata.py) and the tests (tests/test_errata.py) read the
-errata the same way. Any mistake is an ``ErrataError`` naming
+This module is plain Python (no Sphinx, no torch) so that the Sphinx extension
+(docs/_ext/errata.py), the clause registry and the tests (tests/test_errata.py) read
+the errata the same way. Any mistake is an ``ErrataError`` naming
 ``docs/errata.md:<line>``.
 """
 
@@ -50,13 +53,17 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from .registry import directives
+
 ROOT = Path(__file__).resolve().parents[2]
-ERRATA_PAGE = ROOT / "docs" / "errata.md"
+# The page in the installed package (force-included there), else the one of a clone.
+_INSTALLED = ROOT / "conformance" / "errata.md"
+ERRATA_PAGE = _INSTALLED if _INSTALLED.is_file() else ROOT / "docs" / "errata.md"
 ERRATA_DOCNAME = "docs/errata"
 
 VERDICTS = ("correct", "wrong", "misleading", "does not run")
 ID = re.compile(r"^(?P<source>EN|KO)-(?P<number>[1-9][0-9]*)$")
-OPTIONS = {"verdict", "fix", "fix-ko", "split-from", "implied"}
+OPTIONS = {"verdict", "fix", "fix-ko", "split-from", "implied", "shows"}
 # The verdicts that need a corrected snippet, and each verdict in Korean (for the one-line verdict of a KO entry).
 NEEDS_SNIPPET = ("wrong", "does not run")
 VERDICTS_KO = {"correct": "맞음", "wrong": "틀림", "misleading": "오해의 소지 있음", "does not run": "실행되지 않음"}
@@ -96,12 +103,11 @@ MENTION = re.compile(r"\b(?:EN|KO)-[0-9]+\b")
 _CLAUSE = re.compile(r"\{clause\}`(?P<id>[^`]+)`")
 _TEST = re.compile(r"`(?P<test>test_\w+\.py::test_\w+)(?:\[[^\]`]*\])?`")
 _DOC = re.compile(r"\{doc\}`(?:[^`<]*<)?(?P<target>[^`>]+)>?`")
-_OPENING = re.compile(r"^(?P<fence>:{3,}|`{3,})\{erratum\}[ \t]*(?P<arg>.*)$")
 _OPTION = re.compile(r"^:(?P<key>[A-Za-z][\w-]*):[ \t]*(?P<value>.*)$")
 _PART = re.compile(r"^- \*(?P<name>[^*]+)\*:")
-# The corrected snippet of an entry: a pycon code-block marked as not yet executed by the suite.
+# The corrected snippet of an entry: a pycon code-block of class "corrected", executed by the suite.
 _SNIPPET = re.compile(
-    r"^(?P<indent> *)(?P<fence>`{3,})\{code-block\} pycon\n(?P=indent):class: needs-execution\n\n"
+    r"^(?P<indent> *)(?P<fence>`{3,})\{code-block\} pycon\n(?P=indent):class: corrected\n\n"
     r"(?P<code>.*?)^(?P=indent)(?P=fence)$",
     re.M | re.S,
 )
@@ -121,11 +127,13 @@ class Entry:
     fix_short: str  # the :fix: option
     fix_ko: str  # the :fix-ko: option ("" on an English entry)
     snippet: str  # the corrected snippet, a pycon session ("" when the entry has none)
+    snippet_line: int  # of the snippet's first line in the errata page (0 when there is none)
     quote: str
     does: str  # what torch does
     fix: str  # the correct way
     proof: str
     clauses: tuple[str, ...]
+    shows: tuple[str, ...]  # the :shows: option: the clauses its corrected snippet shows (run as their example)
     tests: tuple[str, ...]
     pages: tuple[str, ...]  # spec pages named in the proof, e.g. "data"
     split_from: str | None = None
@@ -256,6 +264,8 @@ def _entry(arg: str, start: int, body: list[tuple[int, str]], page: str) -> Entr
     parts = _parts(lines, where)
     text = "\n".join(lines).strip()
     snippet = _SNIPPET.search(text)
+    if bool(snippet) != bool(opts.get("shows")):
+        raise ErrataError(f"{where}: {eid}: a corrected snippet and :shows: (the clauses it shows) go together")
     pages = []
     for m in _DOC.finditer(parts["Proof"]):
         target = m["target"].strip()
@@ -270,11 +280,13 @@ def _entry(arg: str, start: int, body: list[tuple[int, str]], page: str) -> Entr
         fix_short=opts["fix"],
         fix_ko=opts.get("fix-ko", ""),
         snippet=textwrap.dedent(snippet["code"]).strip() if snippet else "",
+        snippet_line=next((n + 2 for n, line in body if line.strip() == ":class: corrected"), 0) if snippet else 0,
         quote="\n".join(quote).strip(),
         does=parts["What torch does"],
         fix=parts["Correct way"],
         proof=parts["Proof"],
         clauses=tuple(dict.fromkeys(m["id"] for m in _CLAUSE.finditer(text))),
+        shows=tuple(opts.get("shows", "").split()),
         tests=tuple(dict.fromkeys(m["test"] for m in _TEST.finditer(text))),
         pages=tuple(pages),
         split_from=split_from,
@@ -284,24 +296,9 @@ def _entry(arg: str, start: int, body: list[tuple[int, str]], page: str) -> Entr
 
 def parse(text: str, page: str = "docs/errata.md") -> dict[str, Entry]:
     """Every entry of an errata page, by ID, in the order of the page."""
-    lines = text.splitlines()
     entries: dict[str, Entry] = {}
-    i = 0
-    while i < len(lines):
-        m = _OPENING.match(lines[i])
-        i += 1
-        if not m:
-            continue
-        start, fence, body = i, m["fence"], []
-        while i < len(lines) and lines[i].rstrip(" \t") != fence:
-            if _OPENING.match(lines[i]):
-                raise ErrataError(f"{page}:{start}: erratum is not closed before the next one (line {i + 1})")
-            body.append((i + 1, lines[i]))
-            i += 1
-        if i == len(lines):
-            raise ErrataError(f"{page}:{start}: erratum is not closed: no {fence!r} line")
-        i += 1
-        entry = _entry(m["arg"].strip(), start, body, page)
+    for _, arg, start, body in directives(text, page, ("erratum",), ErrataError):
+        entry = _entry(arg, start, body, page)
         if entry.id in entries:
             raise ErrataError(f"{page}:{start}: {entry.id} is defined twice (first at line {entries[entry.id].line})")
         entries[entry.id] = entry
