@@ -27,6 +27,7 @@ nox.options.sessions = ["tests", "lint"]
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 PYTHON = "3.11"
 RESULTS = Path("conformance/results")
+PYTEST = ("python", "-m", "pytest", "conformance", "-p", "no:cacheprovider")  # the suite, from this checkout
 
 
 # What the suite needs beside torch: the package's own dependencies (pyproject.toml), one list for both.
@@ -70,11 +71,10 @@ def conformance(session, torch):
     disk_advice(session, torch)
     install_torch(session, torch, *SUITE_NEEDS)
     target = RESULTS / Version(torch).public / "{device}.json"
-    pytest = ("python", "-m", "pytest", "conformance", "-p", "no:cacheprovider")
     try:
         # --record: a partial run (-k, -x, a narrower path ...) is refused, never written over the recorded results.
         # Both modes: the update steps as written and through torch.compile (conformance/harness/modes.py).
-        session.run(*pytest, "--record", "--mode", "eager,compile", "--results", str(target), *session.posargs)
+        session.run(*PYTEST, "--record", "--mode", "eager,compile", "--results", str(target), *session.posargs)
         check_ranges(session, *workers(session.posargs))
     finally:
         if os.environ.get("CONFORMANCE_LOW_DISK"):
@@ -91,10 +91,7 @@ def ranges(session, torch):
 
 def check_ranges(session, *args: str) -> None:
     """Tests of a clause with a version range must fail on this release when it is outside the range."""
-    session.run(
-        "python", "-m", "pytest", "conformance", "-p", "no:cacheprovider", "-q", "--ignore-ranges",
-        "--device", "cpu,meta", "--mode", "eager,compile", *args,
-    )  # fmt: skip
+    session.run(*PYTEST, "-q", "--ignore-ranges", "--device", "cpu,meta", "--mode", "eager,compile", *args)
 
 
 def workers(args: list[str]) -> list[str]:
@@ -125,7 +122,7 @@ def tests(session):
     install_torch(session, TESTS_TORCH, *SUITE_NEEDS, *groups)
     lint_checks(session)
     session.run("python", "-m", "pytest", "tests", "-p", "no:cacheprovider", "-n", "2", *session.posargs)
-    session.run("python", "-m", "pytest", "conformance", "-p", "no:cacheprovider", "-q", "--mode", "eager,compile")
+    session.run(*PYTEST, "-q", "--mode", "eager,compile")
     build_docs(session)
 
 

@@ -185,9 +185,7 @@ def pytest_collection_modifyitems(session, config, items):
         import torch
 
         unselected += [
-            i
-            for i in items
-            if not any(not c.applies_to(torch.__version__) for c in getattr(i, "_conformance_clauses", []))
+            i for i in items if all(c.applies_to(torch.__version__) for c in getattr(i, "_conformance_clauses", []))
         ]
     if unselected:
         config.hook.pytest_deselected(items=unselected)

@@ -145,11 +145,10 @@ Body = list[tuple[int, str]]  # (line number, text) of each line between a direc
 Options = dict[str, tuple[str, int]]  # option -> (value, line number)
 
 
-def directives(text: str, page: str, names: tuple[str, ...], error: type[Exception] | None = None):
+def directives(text: str, page: str, names: tuple[str, ...], error: type[Exception] = SpecError):
     """Yield (name, argument, line, body) of each directive of a page named in ``names`` (MyST fences of colons or
     backticks); one that is not closed before the end of the page, or before another of ``names`` or its own fence
-    opens, raises ``error`` (SpecError by default) naming the line. Read here for spec pages and the errata."""
-    error = error or SpecError
+    opens, raises ``error`` naming the line. Read here for spec pages and the errata."""
     lines = text.splitlines()
     i = 0
     while i < len(lines):
