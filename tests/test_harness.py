@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.harness import devices, registry, results
+from conformance.harness import devices, modes, registry, results
 from tests.conftest import add_test, run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -285,6 +285,42 @@ def test_compiled_since_makes_older_releases_not_applicable_with_the_reason(demo
     assert compiled["reasons"] == ["the compiled behaviour of this test is specified from torch 99.0, not yet before"]
 
 
+def test_a_clause_some_of_whose_tests_are_specified_compiled_later_passes_in_part_saying_why(demo):
+    """One test specified compiled from now, one from a later release: the clause passes with 1 test and a reason,
+    never as a pass of all its tests."""
+    add_test(
+        demo,
+        """
+        import pytest
+        import torch
+        @pytest.mark.clause("DEMO-6")
+        def test_now(device, run):
+            x = torch.ones(1, device=device)
+            run(lambda t: t.add_(1), x)
+            assert x._version >= 1
+        @pytest.mark.compiled_since("99.0")
+        @pytest.mark.clause("DEMO-6")
+        def test_later(device, run):
+            x = torch.ones(1, device=device)
+            run(lambda t: t.mul_(2), x)
+            assert x._version >= 1
+    """,
+    )
+    with (demo / "spec" / "demo.md").open("a") as spec:
+        spec.write("\n:::{clause} DEMO-6\n:level: MUST\n\nAn update step.\n:::\n")
+    code, output, doc = run(demo, "--device", "cpu", "--mode", "eager,compile")
+    assert code == 0, output
+    assert doc["devices"]["cpu"]["eager"]["DEMO-6"] | {"observed": {}} == {
+        "outcome": "pass",
+        "tests": 2,
+        "reasons": [],
+        "observed": {},
+    }
+    compiled = doc["devices"]["cpu"]["compile"]["DEMO-6"]
+    assert (compiled["outcome"], compiled["tests"]) == ("pass", 1), compiled
+    assert compiled["reasons"] == ["the compiled behaviour of this test is specified from torch 99.0, not yet before"]
+
+
 def test_each_in_place_page_states_the_release_its_compiled_behaviour_is_specified_from():
     """The floor of the in-place pages is one constant (modes.IN_PLACE_PAGES_COMPILED_SINCE); each page says it."""
     from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE as since
@@ -348,3 +384,31 @@ def test_as_eager_before_adds_the_older_clause_checked_with_the_eager_value_from
     marks = {m.name: m.args for m in older.marks}
     assert marks == {"clause": ("VERSION-96",), "compiled_since": ("2.1",)}
     assert len(by_mode("CLONE-10", "CLONE-91", 1, 2)) == 2
+
+
+def _closure_backend(**kwargs):
+    """The aot_autograd backend as torch 2.1-2.3 build it: a function closing over its settings, which wraps its
+    backward compiler once more at each compilation (pytorch/pytorch#93935)."""
+
+    def compiler_fn(gm, example_inputs):
+        bw_compiler = kwargs.get("bw_compiler") or kwargs["fw_compiler"]
+        kwargs["bw_compiler"] = lambda *args: bw_compiler(*args)
+        return gm
+
+    return compiler_fn
+
+
+class _ClassBackend:  # torch 2.4 on: the same settings in an attribute
+    def __init__(self, **kwargs):
+        self.kwargs = kwargs
+
+
+@pytest.mark.parametrize("make", [_closure_backend, _ClassBackend], ids=["closure (2.1-2.3)", "attribute (2.4 on)"])
+def test_the_backend_settings_are_found_where_each_release_keeps_them(make):
+    backend = make(fw_compiler=print)
+    settings = modes._backend_settings(backend)
+    assert settings == {"fw_compiler": print}
+    if callable(backend):  # the dict found is the one the backend changes, so the reset can put it back
+        backend(None, [])
+        assert settings["bw_compiler"] is not print
+    assert modes._backend_settings(lambda: None) is None
