@@ -44,10 +44,6 @@ EAGER_ONLY = "no test of this clause runs its update step under torch.compile"
 # Why a test is not-applicable in compile mode (the results validator accepts these, harness/results.py).
 NOT_YET_SPECIFIED = "the compiled behaviour of this test is specified from torch {release}, not yet before"
 ON_META = "{clause}: compiled on meta before torch {release}, `{member}` {what}"
-# From which release the compiled behaviour of the pages about in-place updates themselves (inplace, indexing, views,
-# version_counter, data, detach, clone, copy, no_grad, inference_mode, outofplace, rebinding) is specified: each
-# release below was run compiled and every difference found there is a clause (spec/compile.md, "Which releases").
-IN_PLACE_PAGES_COMPILED_SINCE = "2.4"
 
 
 @dataclass(frozen=True)

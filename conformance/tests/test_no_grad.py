@@ -10,12 +10,7 @@ import pytest
 import torch
 
 from conformance.harness.checks import NO_GRAD_FN, SAVED_MODIFIED, assert_values, compiled_since, leaf, raises
-from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE
 from conformance.harness.populations import FACTORIES, INPLACE_SPELLINGS, NON_VIEW_OPS, VIEW_OPS
-
-# Compile mode of this page is specified from the release IN_PLACE_PAGES_COMPILED_SINCE; a test verified further back
-# says so itself.
-pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)
 
 DISABLING = {
     "torch.no_grad()": torch.no_grad,
@@ -225,6 +220,7 @@ def test_in_place_inside_on_saved_tensor_raises(device, update, run):
 # > error, increments `y._version`, and leaves `y` a non-leaf that requires grad with the same `grad_fn`.
 @pytest.mark.clause("NOGRAD-8")
 @pytest.mark.parametrize("spelling", list(UPDATES))
+@pytest.mark.compiled_since("2.4")  # compiled, differs before 2.4: not yet specified
 def test_in_place_on_non_leaf_inside(device, spelling, run):
     y = leaf(device) * 1
     fn = y.grad_fn
@@ -501,14 +497,12 @@ def _compiled_optimizer_style_step_bump(device, run):
 
 # > NOGRAD-90 (compile, until 2.5): a compiled step `with torch.no_grad(): w.sub_(0.1 * g)` on a leaf that requires
 # > grad increases `w._version` by 1, as eager does.
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.clause("NOGRAD-90")
 def test_compiled_optimizer_style_step_counts_once_before_2_5(device, run):
     assert _compiled_optimizer_style_step_bump(device, run) == 1
 
 
 # > NOGRAD-91 (compile, since 2.5): the same compiled step increases `w._version` by 2.
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.clause("NOGRAD-91")
 def test_compiled_optimizer_style_step_counts_twice_since_2_5(device, run):
     assert _compiled_optimizer_style_step_bump(device, run) == 2
