@@ -110,6 +110,8 @@ DIVERGENT = {
     "INPLACE-92",
     "INPLACE-93",
     "NOGRAD-91",
+    "NOGRAD-92",
+    "NOGRAD-93",
     "OOP-90",
     "PUPD-90",
     "PUPD-92",

@@ -229,6 +229,35 @@ def test_in_place_on_non_leaf_inside(device, spelling, run):
     assert y._version > 0
 
 
+# > NOGRAD-92 (compile, until 2.4): compiled, the update of NOGRAD-8 raises no error and increases `y._version`, `y`
+# > stays a non-leaf that requires grad, but its `grad_fn` is replaced by a new `CopyBackwards` node.
+@pytest.mark.clause("NOGRAD-92")
+@pytest.mark.parametrize("spelling", list(UPDATES))
+def test_compiled_in_place_on_non_leaf_inside_records_copy_before_2_4(device, spelling, run):
+    y = leaf(device) * 1
+    fn = y.grad_fn
+    run(_no_grad_update(spelling), y)
+    assert (y.requires_grad, y.is_leaf, y.grad_fn is fn, type(y.grad_fn).__name__) == (
+        True,
+        False,
+        False,
+        "CopyBackwards",
+    )
+    assert y._version > 0
+
+
+# > NOGRAD-93 (compile, 2.2-2.3): after that update, the gradient of `(y * [1, 10]).sum()` with respect to `a`
+# > (`y = a * 1`, `a = [1, 2]`) is `[0, 0]`; eagerly it is `[1, 10]`.
+@pytest.mark.clause("NOGRAD-93")
+@pytest.mark.parametrize("spelling", list(UPDATES))
+def test_compiled_in_place_on_non_leaf_inside_loses_the_gradient_on_2_2_and_2_3(device, spelling, run):
+    a = leaf(device)
+    y = a * 1
+    run(_no_grad_update(spelling), y)
+    (y * torch.tensor([1.0, 10.0], device=device)).sum().backward()
+    assert_values(a.grad, [0.0, 0.0], f"a.grad after a compiled {spelling} of y = a * 1 under no_grad")
+
+
 # > NOGRAD-9: `torch.enable_grad()` and `torch.set_grad_enabled(True)` inside a block that disabled grad
 # > mode enable it again: results require grad there, and on leaving the inner block grad mode is disabled
 # > again; `torch.no_grad()` inside `torch.enable_grad()` disables it, and leaving restores it.
