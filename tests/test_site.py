@@ -90,7 +90,7 @@ def test_a_status_line_says_holds_in_part_where_some_compiled_tests_are_not_spec
     }
     monkeypatch.setattr(status, "recorded", lambda: recorded)
     assert status.clause_line(clause) == (
-        "Recorded: holds on 2.1.2–2.3.1 (cpu). Compiled: holds in part (not specified before 2.3 for its other tests)"
+        "Recorded: holds on 2.1.2–2.3.1 (cpu). Compiled: holds in part (other tests: not specified before 2.3)"
         " on 2.2.2; holds on 2.3.1; not specified before 2.2 (cpu)."
     )
 

@@ -110,7 +110,7 @@ def _story(clause: reg.Clause, device: str, mode: str) -> tuple[str, ...]:
                 by_word[gap].append(version)
             continue  # torch.compile unsupported (torch 2.0) and the like: nothing to say per clause
         if entry["outcome"] == "pass" and entry["reasons"]:  # some tests were not-applicable (results.clause_outcome)
-            told.add(word := f"holds in part ({', '.join(compiled_gaps(entry['reasons']))} for its other tests)")
+            told.add(word := f"holds in part (other tests: {'; '.join(compiled_gaps(entry['reasons']))})")
             by_word[word].append(version)
             continue
         by_word[WORDS[entry["outcome"]]].append(version)
