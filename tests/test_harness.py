@@ -4,8 +4,9 @@ import re
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
-from conformance.harness import devices, registry, results
+from conformance.harness import devices, modes, registry, results
 from tests.conftest import add_test, run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -285,19 +286,51 @@ def test_compiled_since_makes_older_releases_not_applicable_with_the_reason(demo
     assert compiled["reasons"] == ["the compiled behaviour of this test is specified from torch 99.0, not yet before"]
 
 
-def test_each_in_place_page_states_the_release_its_compiled_behaviour_is_specified_from():
-    """The floor of the in-place pages is one constant (modes.IN_PLACE_PAGES_COMPILED_SINCE); each page says it."""
-    from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE as since
+def test_a_clause_some_of_whose_tests_are_specified_compiled_later_passes_in_part_saying_why(demo):
+    """One test specified compiled from now, one from a later release: the clause passes with 1 test and a reason,
+    never as a pass of all its tests."""
+    add_test(
+        demo,
+        """
+        import pytest
+        import torch
+        @pytest.mark.clause("DEMO-6")
+        def test_now(device, run):
+            x = torch.ones(1, device=device)
+            run(lambda t: t.add_(1), x)
+            assert x._version >= 1
+        @pytest.mark.compiled_since("99.0")
+        @pytest.mark.clause("DEMO-6")
+        def test_later(device, run):
+            x = torch.ones(1, device=device)
+            run(lambda t: t.mul_(2), x)
+            assert x._version >= 1
+    """,
+    )
+    with (demo / "spec" / "demo.md").open("a") as spec:
+        spec.write("\n:::{clause} DEMO-6\n:level: MUST\n\nAn update step.\n:::\n")
+    code, output, doc = run(demo, "--device", "cpu", "--mode", "eager,compile")
+    assert code == 0, output
+    assert doc["devices"]["cpu"]["eager"]["DEMO-6"] | {"observed": {}} == {
+        "outcome": "pass",
+        "tests": 2,
+        "reasons": [],
+        "observed": {},
+    }
+    compiled = doc["devices"]["cpu"]["compile"]["DEMO-6"]
+    assert (compiled["outcome"], compiled["tests"]) == ("pass", 1), compiled
+    assert compiled["reasons"] == ["the compiled behaviour of this test is specified from torch 99.0, not yet before"]
 
-    marked = [
-        p.stem.removeprefix("test_")
-        for p in sorted((ROOT / "conformance" / "tests").glob("test_*.py"))
-        if "pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)" in p.read_text()
-    ]
-    assert len(marked) == 12, marked
-    for page in marked + ["compile"]:
-        text = " ".join((ROOT / "spec" / f"{page}.md").read_text().split())
-        assert f"specified from torch {since}" in text, f"spec/{page}.md does not say 'specified from torch {since}'"
+
+def test_every_compiled_since_mark_names_a_release_after_the_first_that_compiles():
+    """``compiled_since("2.1")`` says nothing (torch.compile runs from 2.1, modes.unsupported), except under a page
+    floor (``pytestmark``) that it lowers for one test."""
+    for path in sorted((ROOT / "conformance" / "tests").glob("test_*.py")):
+        text = path.read_text()
+        floor = re.search(r'^pytestmark = pytest\.mark\.compiled_since\("([\d.]+)"\)', text, re.MULTILINE)
+        lowest = Version("2.1") if floor is None else Version("2.0")
+        for release in re.findall(r'compiled_since\("([\d.]+)"', text):
+            assert Version(release) > lowest, f"{path.name}: compiled_since({release!r}) says nothing"
 
 
 def test_a_clause_range_is_the_only_reason_when_it_excludes_the_release():
@@ -339,12 +372,40 @@ def test_a_member_whose_compiled_step_differs_on_meta_is_not_applicable_naming_i
         assert status.ON_META.match(reason).group("clause") == clause
 
 
-def test_as_eager_before_adds_the_older_clause_checked_with_the_eager_value_from_2_1():
+def test_as_eager_before_adds_the_older_clause_checked_with_the_eager_value():
     from conformance.harness.checks import by_mode
 
     eager, compiled, older = by_mode("CLONE-10", "CLONE-91", 1, 2, as_eager_before="VERSION-96")
     assert [p.id for p in (eager, compiled, older)] == ["CLONE-10", "CLONE-91", "VERSION-96"]
     assert older.values == (1,)
     marks = {m.name: m.args for m in older.marks}
-    assert marks == {"clause": ("VERSION-96",), "compiled_since": ("2.1",)}
+    assert marks == {"clause": ("VERSION-96",)}
     assert len(by_mode("CLONE-10", "CLONE-91", 1, 2)) == 2
+
+
+def _closure_backend(**kwargs):
+    """The aot_autograd backend as torch 2.1-2.3 build it: a function closing over its settings, which wraps its
+    backward compiler once more at each compilation (pytorch/pytorch#93935)."""
+
+    def compiler_fn(gm, example_inputs):
+        bw_compiler = kwargs.get("bw_compiler") or kwargs["fw_compiler"]
+        kwargs["bw_compiler"] = lambda *args: bw_compiler(*args)
+        return gm
+
+    return compiler_fn
+
+
+class _ClassBackend:  # torch 2.4 on: the same settings in an attribute
+    def __init__(self, **kwargs):
+        self.kwargs = kwargs
+
+
+@pytest.mark.parametrize("make", [_closure_backend, _ClassBackend], ids=["closure (2.1-2.3)", "attribute (2.4 on)"])
+def test_the_backend_settings_are_found_where_each_release_keeps_them(make):
+    backend = make(fw_compiler=print)
+    settings = modes._backend_settings(backend)
+    assert settings == {"fw_compiler": print}
+    if callable(backend):  # the dict found is the one the backend changes, so the reset can put it back
+        backend(None, [])
+        assert settings["bw_compiler"] is not print
+    assert modes._backend_settings(lambda: None) is None

@@ -29,6 +29,7 @@ ENUMERATED: dict[str, str] = {
     "COPY-90": "the sources of COPY-1; the test (that of COPY-3) runs SOURCES, the same five",
     "INDEX-61": "the spellings INDEX-60 lists (torch.where with a tensor, a 0-d tensor, a number; "
     "masked_fill); the test runs WHERE, those four",
+    "NOGRAD-92": "the nine updates it lists; the test runs UPDATES, those nine",
     "NEW-10": "the shapes (), (1,), (1, 1); the test runs them and (1, 1, 1)",
     "REQGRAD-5": "six floating and complex dtypes, three spellings, five integer and bool dtypes; the tests "
     "run GRAD_DTYPES x the three spellings, and INT_DTYPES + GRAD_DTYPES",

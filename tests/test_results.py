@@ -40,6 +40,7 @@ def entry(doc, cid, device="cpu"):
         (lambda d: entry(d, "DATA-1").update(outcome="fail", reasons="it broke"), "reasons must be a list"),
         (lambda d: entry(d, "DATA-1").update(observed={"x": [1]}), "observed must map names to plain values"),
         (lambda d: entry(d, "DATA-1").update(outcome="fail", reasons=[]), "needs a reason"),
+        (lambda d: entry(d, "DATA-1").update(outcome="pass", reasons=["one test skipped"]), "a pass can only say"),
         (lambda d: d["devices"]["cpu"]["eager"].pop("DATA-1"), "clauses missing: DATA-1"),
         (lambda d: d["devices"]["cpu"]["eager"].update({"ZZZ-1": {}}), "unknown clauses: ZZZ-1"),
         (lambda d: d["devices"].update(tpu={}), "unknown device"),

@@ -110,6 +110,8 @@ DIVERGENT = {
     "INPLACE-92",
     "INPLACE-93",
     "NOGRAD-91",
+    "NOGRAD-92",
+    "NOGRAD-93",
     "OOP-90",
     "PUPD-90",
     "PUPD-92",
@@ -126,6 +128,7 @@ DIVERGENT = {
     "VIEW-91",
     "VIEW-93",
     "VIEW-94",
+    "VIEW-95",
 }
 # A divergence on meta only: the run below (cpu) cannot see it.
 DIVERGENT_ON_META = {"COMPILE-10", "INDEX-98", "VERSION-93"}

@@ -69,6 +69,32 @@ def test_a_status_line_tells_outcomes_in_version_order(monkeypatch):
     assert status.clause_line(clause) == "Recorded: FAILS on 2.0.1; holds on 2.1.2–2.2.2 (cpu)."
 
 
+def test_a_status_line_says_holds_in_part_where_some_compiled_tests_are_not_specified_yet(monkeypatch):
+    from conformance.harness.modes import NOT_YET_SPECIFIED
+
+    clause = registry.default().clauses["SET-1"]  # eager and compiled, every release
+    later = [NOT_YET_SPECIFIED.format(release="2.3")]
+    compiled = {"2.1.2": ("not-applicable", [NOT_YET_SPECIFIED.format(release="2.2")]), "2.2.2": ("pass", later)}
+    compiled["2.3.1"] = ("pass", [])
+    recorded = {
+        (v, "cpu"): {
+            "present": ["cpu"],
+            "devices": {
+                "cpu": {
+                    "eager": {clause.id: {"outcome": "pass", "reasons": []}},
+                    "compile": {clause.id: {"outcome": o, "reasons": why}},
+                }
+            },
+        }
+        for v, (o, why) in compiled.items()
+    }
+    monkeypatch.setattr(status, "recorded", lambda: recorded)
+    assert status.clause_line(clause) == (
+        "Recorded: holds on 2.1.2–2.3.1 (cpu). Compiled: holds in part (other tests: not specified before 2.3)"
+        " on 2.2.2; holds on 2.3.1; not specified before 2.2 (cpu)."
+    )
+
+
 @needs_results
 def test_a_status_line_names_the_clause_across_a_range_end():
     known = registry.default().clauses

@@ -43,15 +43,14 @@ def by_mode(eager_clause: str, compiled_clause: str, eager, compiled, as_eager_b
     ``eager_clause`` (``:modes: eager``), ``compiled`` for its sibling ``compiled_clause`` (``:modes: compile``);
     one body serves both, and each parameter runs only in its clause's mode. ``as_eager_before`` names a
     compiled clause of older releases (its range says which) under which the compiled step does what eager code
-    does: checked with ``eager`` from torch 2.1 on, whatever the floor of the page."""
+    does: checked with ``eager``."""
     clause = pytest.mark.clause
     params = [
         pytest.param(eager, marks=clause(eager_clause), id=eager_clause),
         pytest.param(compiled, marks=clause(compiled_clause), id=compiled_clause),
     ]
     if as_eager_before:
-        marks = [clause(as_eager_before), pytest.mark.compiled_since("2.1")]
-        params.append(pytest.param(eager, marks=marks, id=as_eager_before))
+        params.append(pytest.param(eager, marks=clause(as_eager_before), id=as_eager_before))
     return params
 
 

@@ -44,10 +44,6 @@ EAGER_ONLY = "no test of this clause runs its update step under torch.compile"
 # Why a test is not-applicable in compile mode (the results validator accepts these, harness/results.py).
 NOT_YET_SPECIFIED = "the compiled behaviour of this test is specified from torch {release}, not yet before"
 ON_META = "{clause}: compiled on meta before torch {release}, `{member}` {what}"
-# From which release the compiled behaviour of the pages about in-place updates themselves (inplace, indexing, views,
-# version_counter, data, detach, clone, copy, no_grad, inference_mode, outofplace, rebinding) is specified: each
-# release below was run compiled and every difference found there is a clause (spec/compile.md, "Which releases").
-IN_PLACE_PAGES_COMPILED_SINCE = "2.4"
 
 
 @dataclass(frozen=True)
@@ -157,16 +153,26 @@ def reset_dynamo() -> None:
     GenerationTracker.dynamic_classes.clear()
     # The registered aot_eager backend keeps its settings in a dict it changes at every compilation: before torch 2.6
     # it wraps its backward compiler once more each time (pytorch/pytorch#93935), and after some thousands of compiles
-    # in one process the nesting passes Python's recursion limit (a RecursionError on 2.5.1). Put the settings back
-    # as they were before the first compilation of this process.
-    settings = getattr(lookup_backend(BACKEND), "kwargs", None)
-    if isinstance(settings, dict):
+    # in one process the nesting passes Python's recursion limit (a RecursionError on 2.3.1 and 2.5.1). Put the
+    # settings back as they were before the first compilation of this process.
+    settings = _backend_settings(lookup_backend(BACKEND))
+    if settings is not None:
         registered = _REGISTERED_SETTINGS.setdefault(BACKEND, dict(settings))
         settings.clear()
         settings.update(registered)
 
 
 _REGISTERED_SETTINGS: dict[str, dict] = {}  # backend -> its settings at the first reset, before any compilation
+
+
+def _backend_settings(backend) -> dict | None:
+    """The settings of an aot_autograd backend: the dict in its ``kwargs`` attribute from torch 2.4 (a class), before
+    that the ``kwargs`` its function closes over (a closure only, which the reset above missed before 2.4)."""
+    settings = getattr(backend, "kwargs", None)
+    if settings is None and getattr(backend, "__closure__", None):
+        cells = dict(zip(backend.__code__.co_freevars, backend.__closure__, strict=True))
+        settings = cells["kwargs"].cell_contents if "kwargs" in cells else None
+    return settings if isinstance(settings, dict) else None
 
 
 class Runner:

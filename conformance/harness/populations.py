@@ -532,10 +532,10 @@ VIEW_UPDATES = Population(
     ),
 )
 
-_MULTI_OUTPUT_VIEWS = ("x.split(1)[0]", "x.split([1, 1])[0]", "x.chunk(2)[0]", "x.unbind()[0]")
+MULTI_OUTPUT_VIEWS = ("x.split(1)[0]", "x.split([1, 1])[0]", "x.chunk(2)[0]", "x.unbind()[0]")
 
 SINGLE_OUTPUT_VIEW_OPS = VIEW_OPS.without(
-    *_MULTI_OUTPUT_VIEWS,
+    *MULTI_OUTPUT_VIEWS,
     name="SINGLE_OUTPUT_VIEW_OPS",
     description="The members of VIEW_OPS whose view is not an output of a function that returns several "
     "views (all but the outputs of split, chunk and unbind; `x.tensor_split(2)[0]` is a member).",

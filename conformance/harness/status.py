@@ -99,23 +99,36 @@ def _story(clause: reg.Clause, device: str, mode: str) -> tuple[str, ...]:
     """What one device and mode recorded for a clause, in version order: ('holds on 2.0.1–2.8.0', ...)."""
     everything = versions()
     by_word: dict[str, list[str]] = defaultdict(list)
+    told = set(WORDS.values())  # the words of outcomes, said with their releases; the others are gaps
     for version in everything:
         doc = recorded().get((version, device))
         entry = doc and doc["devices"][device][mode].get(clause.id)
         if not entry or not clause.applies_to(version):
             continue  # outside its range: the boundary sentence says where to look instead
         if entry["outcome"] == "not-applicable":
-            for pattern, words in COMPILED_GAPS:
-                # Of several tests' reasons ("specified from 2.9", "from 2.11"), the earliest release tells.
-                matches = [m for m in map(pattern.match, entry["reasons"]) if m]
-                matches.sort(key=lambda m: Version(m.groupdict().get("release", "0")))
-                if matches:
-                    by_word[words.format(**matches[0].groupdict())].append(version)
+            for gap in compiled_gaps(entry["reasons"]):
+                by_word[gap].append(version)
             continue  # torch.compile unsupported (torch 2.0) and the like: nothing to say per clause
+        if entry["outcome"] == "pass" and entry["reasons"]:  # some tests were not-applicable (results.clause_outcome)
+            told.add(word := f"holds in part (other tests: {'; '.join(compiled_gaps(entry['reasons']))})")
+            by_word[word].append(version)
+            continue
         by_word[WORDS[entry["outcome"]]].append(version)
-    outcomes = sorted((w for w in by_word if w in WORDS.values()), key=lambda w: Version(by_word[w][0]))
-    gaps = [w for w in by_word if w not in WORDS.values()]
+    outcomes = sorted((w for w in by_word if w in told), key=lambda w: Version(by_word[w][0]))
+    gaps = [w for w in by_word if w not in told]
     return tuple([f"{w} on {spans(by_word[w], everything)}" for w in outcomes] + gaps)
+
+
+def compiled_gaps(reasons: list[str]) -> list[str]:
+    """Why a clause's compiled tests said nothing, in the words of its status line ('not specified before 2.3')."""
+    gaps = []
+    for pattern, words in COMPILED_GAPS:
+        # Of several tests' reasons ("specified from 2.9", "from 2.11"), the earliest release tells.
+        matches = [m for m in map(pattern.match, reasons) if m]
+        matches.sort(key=lambda m: Version(m.groupdict().get("release", "0")))
+        if matches:
+            gaps.append(words.format(**matches[0].groupdict()))
+    return gaps
 
 
 def boundaries(clause: reg.Clause) -> list[str]:

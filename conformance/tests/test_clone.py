@@ -4,12 +4,7 @@ import pytest
 import torch
 
 from conformance.harness.checks import assert_values, by_mode, leaf, raises, same_storage
-from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE
 from conformance.harness.populations import INPLACE_RECORDED
-
-# Compile mode of this page is specified from the release IN_PLACE_PAGES_COMPILED_SINCE; a test verified further back
-# says so itself.
-pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)
 
 OUT_NOT_DIFFERENTIABLE = "functions with out=... arguments don't support automatic differentiation"
 COPY_CONSTRUCT = "To copy construct from a tensor, it is recommended to use sourceTensor."

@@ -12,12 +12,7 @@ from conformance.harness.checks import (
     raises,
     same_storage,
 )
-from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE
 from conformance.harness.populations import INPLACE_SPELLINGS
-
-# Compile mode of this page is specified from the release IN_PLACE_PAGES_COMPILED_SINCE; a test verified further back
-# says so itself.
-pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)
 
 
 def dtypes(*members):
@@ -121,6 +116,7 @@ EXPECTED = {
 # > afterwards `x` is still a leaf that requires grad, has no `grad_fn`, and has the same `_version`.
 @pytest.mark.parametrize("version", by_mode("DATA-4", "DATA-91", 0, 1))
 @pytest.mark.parametrize("write", WRITES)
+@pytest.mark.compiled_since("2.4")  # compiled, differs before 2.4: not yet specified
 def test_write_through_data_is_invisible_to_autograd(device, write, version, run):
     x = leaf(device)
     if _write(run, write, x):
@@ -130,6 +126,7 @@ def test_write_through_data_is_invisible_to_autograd(device, write, version, run
 # > DATA-5: The values written through `x.data`, by any of the spellings of DATA-4, are the values of `x`.
 @pytest.mark.parametrize("clause", by_mode("DATA-5", "DATA-92", None, None))
 @pytest.mark.parametrize("write", WRITES)
+@pytest.mark.compiled_since("2.4")  # compiled, differs before 2.4: not yet specified
 def test_write_through_data_changes_values(device, write, clause, run):
     wid = WRITE_ID[write]
     x = leaf(device)
@@ -218,6 +215,7 @@ def assign_data(x, t):
 # > `requires_grad`, leafness, `grad_fn` and `_version`; `t.requires_grad` is not copied to `x`.
 @pytest.mark.parametrize("bump", by_mode("DATA-8", "DATA-94", 0, 1))
 @pytest.mark.parametrize("x_requires_grad", [True, False])
+@pytest.mark.compiled_since("2.2")  # compiled, differs before 2.2: not yet specified
 def test_assign_data_keeps_autograd_identity(device, x_requires_grad, bump, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=x_requires_grad)
     with torch.no_grad():
@@ -272,7 +270,6 @@ def test_assign_data_non_tensor_raises(device, value, error, run):
 # > DATA-98 (2.2 to 2.9): Inside a compiled function, `x.data = t` where `t` has another dtype than `x` raises
 # > RuntimeError "Could not set tensor of type ...", whether or not `x` requires grad.
 @pytest.mark.clause("DATA-98")
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.parametrize("requires_grad", [True, False], ids=["x requires grad", "x does not"])
 @pytest.mark.parametrize("dtype", [torch.float64, torch.complex64, torch.int64, torch.int32, torch.bool])
 def test_compiled_assign_data_of_other_dtype_raises(device, dtype, requires_grad, run):
@@ -356,6 +353,7 @@ SAVED_CASES = ["saved input, leaf", "saved input, non-leaf", "saved output"]
 # > `backward()` of that graph raises no error and `x._version` is what it was.
 @pytest.mark.parametrize("bump", by_mode("DATA-60", "DATA-97", 0, 1))
 @pytest.mark.parametrize("case", SAVED_CASES)
+@pytest.mark.compiled_since("2.2")  # compiled, differs before 2.2: not yet specified
 def test_assign_data_to_saved_tensor_does_not_raise(device, case, bump, run):
     loss, t, a, version = _saved_then_assigned(device, case, run)
     assert t._version == version + bump

@@ -4,12 +4,7 @@ import pytest
 import torch
 
 from conformance.harness.checks import NO_GRAD_FN, SAVED_MODIFIED, assert_values, by_mode, leaf, raises, same_storage
-from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE
 from conformance.harness.populations import INPLACE_SPELLINGS
-
-# Compile mode of this page is specified from the release IN_PLACE_PAGES_COMPILED_SINCE; a test verified further back
-# says so itself.
-pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)
 
 
 def source(device, kind):
@@ -152,6 +147,7 @@ def test_write_through_detach_to_unsaved_tensor_is_fine(device, update, run):
 # > DETACH-8: `x.detach().requires_grad_()` is a new leaf that requires grad: a backward through it
 # > accumulates into its own `.grad` and leaves `x.grad` as `None`.
 @pytest.mark.clause("DETACH-8")
+@pytest.mark.compiled_since("2.2")  # compiled, differs before 2.2: not yet specified
 def test_detach_then_requires_grad_is_new_leaf(device, run):
     x = leaf(device)
     d = run(lambda x: x.detach().requires_grad_(), x)

@@ -399,7 +399,6 @@ def _hooks_around_update(device, spelling, run):
 # > GRAD-92 (compile, 2.2-2.3): When the in-place update of GRAD-60 is compiled, the hook registered before it
 # > receives zeros (`[0, 0]`), not the gradient with respect to `t` before the update (`[3, 30]`); the hook
 # > registered after it receives `[1, 10]`, as GRAD-60 says.
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.clause("GRAD-92")
 @pytest.mark.parametrize("spelling", ["t.mul_(3)", "t *= 3"])
 def test_compiled_update_gives_the_earlier_hook_zeros_on_2_2_and_2_3(device, spelling, run):

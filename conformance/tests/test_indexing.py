@@ -5,12 +5,7 @@ import torch
 
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, by_mode, compiled_since, raises, same_storage
 from conformance.harness.checks import leaf as make_leaf
-from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE
 from conformance.harness.populations import INDEX_ASSIGNMENTS, _ia_idx, _ia_mask
-
-# Compile mode of this page is specified from the release IN_PLACE_PAGES_COMPILED_SINCE; a test verified further back
-# says so itself.
-pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)
 
 LEAF = "leaf Variable that requires grad is being used in an in-place operation."
 LEAF_ERROR = "a " + LEAF
@@ -189,7 +184,6 @@ def test_refused_assignment_changes_no_values(device, spelling, run):
 # > grad with grad mode enabled (each of NUMBER_SPELLINGS) is not refused: `x` stays a leaf that requires grad,
 # > with no `grad_fn`, and `x._version` is 1.
 @pytest.mark.clause("INDEX-94")
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.parametrize("spelling", NUMBER_SPELLINGS)
 def test_compiled_number_assignment_to_leaf_accepted(device, spelling, run):
     x = leaf(device)
@@ -199,7 +193,6 @@ def test_compiled_number_assignment_to_leaf_accepted(device, spelling, run):
 
 # > INDEX-95 (until 2.11): ... and the number is written: the values of `x` are those of INDEX-9.
 @pytest.mark.clause("INDEX-95")
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.parametrize("spelling", NUMBER_SPELLINGS)
 def test_compiled_number_assignment_to_leaf_writes(device, spelling, run):
     x = leaf(device)
@@ -212,6 +205,7 @@ def test_compiled_number_assignment_to_leaf_writes(device, spelling, run):
 # > INDEX-91: Inside a compiled function, INDEX-8 and INDEX-10 hold, except that `_version` goes up by 2.
 @pytest.mark.parametrize("bump", by_mode("INDEX-8", "INDEX-91", 1, 2))
 @pytest.mark.parametrize("spelling", INDEX_ASSIGNMENTS.params())
+@pytest.mark.compiled_since("2.4")  # compiled, differs before 2.4: not yet specified
 def test_assignment_to_leaf_under_no_grad(device, spelling, bump, run):
     x = leaf(device)
     run(no_grad(spelling), x)
@@ -358,6 +352,7 @@ def _assign_value(x, spelling, v):
 
 @pytest.mark.clause("INDEX-17")
 @pytest.mark.parametrize("spelling", list(VALUE_CASES))
+@pytest.mark.compiled_since("2.4")  # compiled, differs before 2.4: not yet specified
 def test_gradient_to_assigned_value(device, spelling, run):
     value, expected = VALUE_CASES[spelling]
     v = torch.tensor(value, device=device, requires_grad=True)
@@ -371,6 +366,7 @@ def test_gradient_to_assigned_value(device, spelling, run):
 # > grad mode enabled and makes that tensor a non-leaf that requires grad; `_version` goes up by 1.
 @pytest.mark.clause("INDEX-18")
 @pytest.mark.parametrize("spelling", list(VALUE_CASES))
+@pytest.mark.compiled_since("2.4")  # compiled, differs before 2.4: not yet specified
 def test_value_requiring_grad_into_plain_tensor(device, spelling, run):
     value, _ = VALUE_CASES[spelling]
     v = torch.tensor(value, device=device, requires_grad=True)
@@ -382,6 +378,7 @@ def test_value_requiring_grad_into_plain_tensor(device, spelling, run):
 
 @pytest.mark.clause("INDEX-19")
 @pytest.mark.parametrize("spelling", list(VALUE_CASES))
+@pytest.mark.compiled_since("2.4")  # compiled, differs before 2.4: not yet specified
 def test_value_requiring_grad_into_plain_tensor_gradient(device, spelling, run):
     value, expected = VALUE_CASES[spelling]
     v = torch.tensor(value, device=device, requires_grad=True)
@@ -468,7 +465,6 @@ def test_where_replaces_masked_assignment(device, spelling, grad_fn, run):
 # > INDEX-98 (compile, meta, 2.2-2.4): on meta, a compiled `torch.where(mask, 5.0, x)`, for a leaf `x` that requires
 # > grad, returns a leaf that does not require grad, with no `grad_fn`; `x` is left as it was.
 @pytest.mark.clause("INDEX-98")
-@pytest.mark.compiled_since("2.1")
 def test_compiled_where_with_a_number_on_meta_before_2_5(device, run):
     x, _, y = _where(device, "torch.where(mask, 5.0, x)", run)
     assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 0)
@@ -532,7 +528,6 @@ def test_seed_en_clone_then_slice_assign(device):
 # > mode enabled (TENSOR_SPELLINGS, and VALUE_INTO_LEAF_ACCEPTED, whose value requires grad) is not refused:
 # > `x` stays a leaf that requires grad, with no `grad_fn`, and `x._version` is 1.
 @pytest.mark.clause("INDEX-96")
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.parametrize("spelling", TENSOR_SPELLINGS + VALUE_INTO_LEAF_ACCEPTED)
 def test_compiled_tensor_assignment_to_leaf_accepted(device, spelling, run):
     x = leaf(device)
@@ -542,7 +537,6 @@ def test_compiled_tensor_assignment_to_leaf_accepted(device, spelling, run):
 
 # > INDEX-97 (until 2.9): ... and the tensor is written.
 @pytest.mark.clause("INDEX-97")
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.parametrize("spelling", TENSOR_SPELLINGS + VALUE_INTO_LEAF_ACCEPTED)
 def test_compiled_tensor_assignment_to_leaf_writes(device, spelling, run):
     x = leaf(device)

@@ -8,7 +8,6 @@ import pytest
 import torch
 
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, leaf, raises, same_storage
-from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE
 from conformance.harness.populations import INPLACE_SPELLINGS, NON_VIEW_OPS, VIEW_OPS
 
 DETACH_UPDATES = INPLACE_SPELLINGS.without(
@@ -24,10 +23,6 @@ WRITING_UPDATES = INPLACE_SPELLINGS.without(
     name="INPLACE_SPELLINGS without t.add_(0)",
     description="The updates of INFER-9 that change the values of [1, 2].",
 )
-
-# Compile mode of this page is specified from the release IN_PLACE_PAGES_COMPILED_SINCE; a test verified further back
-# says so itself.
-pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)
 
 CANNOT_SAVE = "Inference tensors cannot be saved for backward"
 NO_INPLACE = "Inplace update to inference tensor outside InferenceMode is not allowed"
@@ -360,7 +355,7 @@ def assert_result(t, update, what):
     [
         # compiled, older releases do not write (INFER-91)
         pytest.param(True, marks=[pytest.mark.clause("INFER-20"), pytest.mark.compiled_since("2.8")], id="INFER-20"),
-        pytest.param(False, marks=[pytest.mark.clause("INFER-91"), pytest.mark.compiled_since("2.1")], id="INFER-91"),
+        pytest.param(False, marks=pytest.mark.clause("INFER-91"), id="INFER-91"),
     ],
 )
 @pytest.mark.parametrize("update", WRITING_UPDATES.params())

@@ -8,7 +8,6 @@ import torch
 
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, by_mode, raises
 from conformance.harness.checks import leaf as make_leaf
-from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE
 from conformance.harness.populations import (
     COPY_SPELLINGS,
     INPLACE_RECORDED,
@@ -35,11 +34,6 @@ HINT_ANOMALY = (
     "Hint: the backtrace further above shows the operation that failed to compute its gradient. "
     "The variable in question was changed in there or anywhere later. Good luck!"
 )
-
-
-# Compile mode of this page is specified from the release IN_PLACE_PAGES_COMPILED_SINCE; a test verified further back
-# says so itself.
-pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)
 
 
 def leaf(device, values=(1.0, 2.0, 3.0)):
@@ -115,6 +109,7 @@ def test_inplace_on_leaf_requiring_grad_raises_compiled(device, spelling, run):
 # > requires grad, has no `grad_fn`, and keeps its `_version`.
 @pytest.mark.clause("INPLACE-2")
 @pytest.mark.parametrize("spelling", list(ALL))
+@pytest.mark.compiled_since("2.2")  # compiled, differs before 2.2: not yet specified
 def test_refused_inplace_changes_no_metadata(device, spelling, run):
     x = leaf(device)
     with pytest.raises(RuntimeError):

@@ -10,12 +10,7 @@ import pytest
 import torch
 
 from conformance.harness.checks import NO_GRAD_FN, SAVED_MODIFIED, assert_values, compiled_since, leaf, raises
-from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE
 from conformance.harness.populations import FACTORIES, INPLACE_SPELLINGS, NON_VIEW_OPS, VIEW_OPS
-
-# Compile mode of this page is specified from the release IN_PLACE_PAGES_COMPILED_SINCE; a test verified further back
-# says so itself.
-pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)
 
 DISABLING = {
     "torch.no_grad()": torch.no_grad,
@@ -225,12 +220,42 @@ def test_in_place_inside_on_saved_tensor_raises(device, update, run):
 # > error, increments `y._version`, and leaves `y` a non-leaf that requires grad with the same `grad_fn`.
 @pytest.mark.clause("NOGRAD-8")
 @pytest.mark.parametrize("spelling", list(UPDATES))
+@pytest.mark.compiled_since("2.4")  # compiled, differs before 2.4: not yet specified
 def test_in_place_on_non_leaf_inside(device, spelling, run):
     y = leaf(device) * 1
     fn = y.grad_fn
     run(_no_grad_update(spelling), y)
     assert (y.requires_grad, y.is_leaf, y.grad_fn is fn) == (True, False, True)
     assert y._version > 0
+
+
+# > NOGRAD-92 (compile, until 2.4): compiled, the update of NOGRAD-8 raises no error and increases `y._version`, `y`
+# > stays a non-leaf that requires grad, but its `grad_fn` is replaced by a new `CopyBackwards` node.
+@pytest.mark.clause("NOGRAD-92")
+@pytest.mark.parametrize("spelling", list(UPDATES))
+def test_compiled_in_place_on_non_leaf_inside_records_copy_before_2_4(device, spelling, run):
+    y = leaf(device) * 1
+    fn = y.grad_fn
+    run(_no_grad_update(spelling), y)
+    assert (y.requires_grad, y.is_leaf, y.grad_fn is fn, type(y.grad_fn).__name__) == (
+        True,
+        False,
+        False,
+        "CopyBackwards",
+    )
+    assert y._version > 0
+
+
+# > NOGRAD-93 (compile, 2.2-2.3): after that update, the gradient of `(y * [1, 10]).sum()` with respect to `a`
+# > (`y = a * 1`, `a = [1, 2]`) is `[0, 0]`; eagerly it is `[1, 10]`.
+@pytest.mark.clause("NOGRAD-93")
+@pytest.mark.parametrize("spelling", list(UPDATES))
+def test_compiled_in_place_on_non_leaf_inside_loses_the_gradient_on_2_2_and_2_3(device, spelling, run):
+    a = leaf(device)
+    y = a * 1
+    run(_no_grad_update(spelling), y)
+    (y * torch.tensor([1.0, 10.0], device=device)).sum().backward()
+    assert_values(a.grad, [0.0, 0.0], f"a.grad after a compiled {spelling} of y = a * 1 under no_grad")
 
 
 # > NOGRAD-9: `torch.enable_grad()` and `torch.set_grad_enabled(True)` inside a block that disabled grad
@@ -501,14 +526,12 @@ def _compiled_optimizer_style_step_bump(device, run):
 
 # > NOGRAD-90 (compile, until 2.5): a compiled step `with torch.no_grad(): w.sub_(0.1 * g)` on a leaf that requires
 # > grad increases `w._version` by 1, as eager does.
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.clause("NOGRAD-90")
 def test_compiled_optimizer_style_step_counts_once_before_2_5(device, run):
     assert _compiled_optimizer_style_step_bump(device, run) == 1
 
 
 # > NOGRAD-91 (compile, since 2.5): the same compiled step increases `w._version` by 2.
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.clause("NOGRAD-91")
 def test_compiled_optimizer_style_step_counts_twice_since_2_5(device, run):
     assert _compiled_optimizer_style_step_bump(device, run) == 2

@@ -4,12 +4,7 @@ import pytest
 import torch
 
 from conformance.harness.checks import assert_values, leaf, same_storage
-from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE
 from conformance.harness.populations import OUT_OF_PLACE_SPELLINGS
-
-# Compile mode of this page is specified from the release IN_PLACE_PAGES_COMPILED_SINCE; a test verified further back
-# says so itself.
-pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)
 
 NON_LEAF_GRAD_WARNING = r"The \.grad attribute of a Tensor that is not a leaf Tensor is being accessed"
 

@@ -6,12 +6,7 @@ import pytest
 import torch
 
 from conformance.harness.checks import NO_GRAD_FN, assert_values, leaf, raises
-from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE
 from conformance.harness.populations import NON_VIEW_OPS, REBIND_TARGETS
-
-# Compile mode of this page is specified from the release IN_PLACE_PAGES_COMPILED_SINCE; a test verified further back
-# says so itself.
-pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)
 
 NON_LEAF_GRAD_WARNING = "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed"
 LEAF_IN_PLACE = "leaf Variable that requires grad is being used in an in-place operation."

@@ -14,12 +14,7 @@ except ImportError:  # only the tests of VERSION-64 and VERSION-95 use it
     numpy = None
 
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, leaf, raises, same_storage
-from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE
 from conformance.harness.populations import INPLACE_SPELLINGS, NON_VIEW_OPS, SAVES_INPUT, SAVES_OUTPUT, VIEW_OPS
-
-# Compile mode of this page is specified from the release IN_PLACE_PAGES_COMPILED_SINCE; a test verified further back
-# says so itself.
-pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)
 
 VIEW_ID = {fn: mid for mid, fn in VIEW_OPS.members}
 
@@ -228,6 +223,7 @@ def _non_writing(x, y, o):
 
 
 @pytest.mark.clause("VERSION-3")
+@pytest.mark.compiled_since("2.2")  # compiled, differs before 2.2: not yet specified
 def test_non_writing_operations_keep_version(device, run):
     x = plain(device)
     x.add_(1)
@@ -315,14 +311,12 @@ def test_every_view_shares_the_counter(device, view, run):
 
 
 # > VERSION-92 (compile, until 2.4): with each in-place update run as a compiled step, VERSION-4 holds as stated.
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.clause("VERSION-92")
 @pytest.mark.parametrize("view", list(VIEWS))
 def test_views_share_the_counter_compiled_until_2_4(device, view, run):
     _check_views_share_the_counter(device, view, run)
 
 
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.clause("VERSION-92")
 @pytest.mark.parametrize("view", VIEW_OPS.params())
 def test_every_view_shares_the_counter_compiled_until_2_4(device, view, run):
@@ -331,14 +325,12 @@ def test_every_view_shares_the_counter_compiled_until_2_4(device, view, run):
 
 # > VERSION-93 (compile, since 2.4): VERSION-4 holds with each in-place update run as a compiled step, except that the
 # > update through `x.expand(3, 2, 2)` is refused on meta too, with the message of the refusal on cpu.
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.clause("VERSION-93")
 @pytest.mark.parametrize("view", list(VIEWS))
 def test_views_share_the_counter_compiled_since_2_4(device, view, run):
     _check_views_share_the_counter(device, view, run)
 
 
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.clause("VERSION-93")
 @pytest.mark.parametrize("view", VIEW_OPS.params())
 def test_every_view_shares_the_counter_compiled_since_2_4(device, view, run):
@@ -873,6 +865,7 @@ def test_saved_tensor_shares_storage(device, op):
 # > variables needed for gradient computation has been modified by an inplace operation".
 @pytest.mark.clause("VERSION-61")
 @pytest.mark.parametrize("op", ["x.pow(2)", "x.exp()"])
+@pytest.mark.compiled_since("2.4")  # compiled, differs before 2.4: not yet specified
 def test_reading_modified_saved_tensor_raises(device, op, run):
     x = leaf(device)
     y, saved = SAVING[op](x)

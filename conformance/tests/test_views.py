@@ -7,8 +7,8 @@ import torch
 
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, compiled_since, raises, same_storage
 from conformance.harness.checks import leaf as make_leaf
-from conformance.harness.modes import IN_PLACE_PAGES_COMPILED_SINCE
 from conformance.harness.populations import (
+    MULTI_OUTPUT_VIEWS,
     SINGLE_OUTPUT_VIEW_OPS,
     VIEW_OPS,
     VIEW_UPDATES,
@@ -17,9 +17,8 @@ from conformance.harness.populations import (
     check_each,
 )
 
-# Compile mode of this page is specified from the release IN_PLACE_PAGES_COMPILED_SINCE; a test verified further back
-# says so itself.
-pytestmark = pytest.mark.compiled_since(IN_PLACE_PAGES_COMPILED_SINCE)
+# Updates under no_grad of views of tensors that require grad: compiled, refused before 2.4 (VIEW-95).
+BEFORE_2_4_VIEW_95 = pytest.mark.compiled_since("2.4")
 
 
 def _mul2(t):
@@ -215,7 +214,6 @@ def test_compiled_inplace_on_other_views_of_leaf_raises(device, view, run):
 # > VIEW-94 (2.2 to 2.9): Inside a compiled function, `v[...] = t` on `v = x.expand(3, 2, 2)` of a leaf that requires
 # > grad raises RuntimeError "more than one element of the written-to tensor refers to a single memory location".
 @pytest.mark.clause("VIEW-94")
-@pytest.mark.compiled_since("2.1")
 def test_compiled_assignment_to_expanded_view_of_leaf_raises_overlap(device, run):
     v = matrix(device).expand(3, 2, 2)
     with raises(RuntimeError, "more than one element of the written-to tensor refers to a single memory location"):
@@ -254,6 +252,7 @@ def test_refused_view_update_changes_no_values(device, update, run):
 # > VIEW-6: Inside `torch.no_grad()`, every spelling of VIEW-3 on a view (taken with grad mode on) of a leaf that
 # > requires grad is accepted, for `x[1:]` and every operation of WRITABLE_VIEW_OPS: `x` stays a leaf that
 # > requires grad with no `grad_fn`; the `_version` of `x` and of the view increase (to the same value).
+@BEFORE_2_4_VIEW_95
 @pytest.mark.clause("VIEW-6")
 @pytest.mark.parametrize("update", VIEW_UPDATES.params())
 def test_view_of_leaf_update_under_no_grad(device, update, run):
@@ -264,6 +263,7 @@ def test_view_of_leaf_update_under_no_grad(device, update, run):
     assert x._version == v._version > 0
 
 
+@BEFORE_2_4_VIEW_95
 @pytest.mark.clause("VIEW-6")
 @pytest.mark.parametrize("view", WRITABLE_VIEW_OPS.params())
 def test_views_of_leaf_update_under_no_grad(device, view, run):
@@ -278,6 +278,7 @@ def test_views_of_leaf_update_under_no_grad(device, view, run):
 
 
 # > VIEW-7: The values written through the view are the values of `x` at the positions the view covers.
+@BEFORE_2_4_VIEW_95
 @pytest.mark.clause("VIEW-7")
 @pytest.mark.parametrize("update", VIEW_UPDATES.params())
 def test_view_of_leaf_update_under_no_grad_values(device, update, run):
@@ -484,6 +485,7 @@ def test_no_grad_view_modified_with_grad_raises(device, spelling, kind, run):
 
 @pytest.mark.clause("VIEW-11")
 @pytest.mark.parametrize("spelling", OPERAND_SPELLINGS)
+@pytest.mark.compiled_since("2.4")  # compiled, differs before 2.4: not yet specified
 def test_no_grad_view_modified_with_operand_requiring_grad_raises(device, spelling, run):
     x = _base_of("plain", device)
     w = torch.tensor([3.0, 4.0], device=device, requires_grad=True)
@@ -509,7 +511,6 @@ def test_no_grad_view_refusal_changes_no_version(device, spelling, kind, run):
 # > VIEW-93 (2.2 to 2.11): Inside a compiled function, `v[0] = 7` on a no_grad view of a tensor that requires
 # > grad, with grad mode enabled, is not refused; the view and its base have `_version` 1.
 @pytest.mark.clause("VIEW-93")
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
 def test_compiled_number_assignment_to_no_grad_view_accepted(device, kind, run):
     x = _base_of(kind, device)
@@ -531,6 +532,7 @@ def _update_under_no_grad(v, spelling, t):
 @pytest.mark.clause("VIEW-13")
 @pytest.mark.parametrize("spelling", NO_GRAD_SPELLINGS)
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf", "plain"])
+@pytest.mark.compiled_since("2.2")  # compiled, differs before 2.2: not yet specified
 def test_no_grad_view_modified_under_no_grad(device, spelling, kind, run):
     x = _base_of(kind, device)
     with torch.no_grad():
@@ -554,6 +556,7 @@ def test_no_grad_view_of_plain_tensor_modified_with_grad(device, spelling, run):
 # > values of its base at the positions the view covers.
 @pytest.mark.clause("VIEW-18")
 @pytest.mark.parametrize("spelling", NO_GRAD_SPELLINGS)
+@pytest.mark.compiled_since("2.2")  # compiled, differs before 2.2: not yet specified
 def test_no_grad_view_modified_under_no_grad_values(device, spelling, run):
     x = _base_of("leaf", device)
     with torch.no_grad():
@@ -663,13 +666,60 @@ def _multi_update_grad_mode(o, spelling, enabled):
 @pytest.mark.parametrize("op", list(MULTI_OUTPUT))
 @pytest.mark.parametrize(
     ("kind", "mode"),
-    [("leaf", "no_grad"), ("non-leaf", "no_grad"), ("plain", "no_grad"), ("plain", "grad mode enabled")],
+    [
+        pytest.param("leaf", "no_grad", marks=BEFORE_2_4_VIEW_95),
+        pytest.param("non-leaf", "no_grad", marks=BEFORE_2_4_VIEW_95),
+        ("plain", "no_grad"),
+        ("plain", "grad mode enabled"),
+    ],
 )
 def test_multi_output_view_inplace_accepted(device, spelling, op, kind, mode, run):
     x = _vector(kind, device)
     outs = MULTI_OUTPUT[op](x)
     run(_multi_update_grad_mode, outs[0], spelling, mode != "no_grad")
     assert x._version > 0 and all(o._version == x._version for o in outs)
+
+
+# > VIEW-95 (compile, until 2.4): Inside a compiled function, the updates under `torch.no_grad()` that VIEW-6 and
+# > VIEW-17 accept on a view of a leaf, or on an output of unbind/split/chunk of a leaf or a non-leaf, are refused
+# > with eager's grad-mode refusal (VIEW-3's message, or VIEW-15's for an output of several views); nothing is
+# > written and no `_version` changes.
+def _check_no_grad_update_refused(x, v, update, fragment, run):
+    before, fn = x.detach().clone(), x.grad_fn
+    with raises(RuntimeError, fragment):
+        run(_under_no_grad(update, run), v)
+    assert (x._version, v._version, x.grad_fn, x.requires_grad) == (0, 0, fn, True)
+    if x.device.type != "meta":
+        assert_values(x, before.tolist(), "x after the refused update")
+
+
+@pytest.mark.clause("VIEW-95")
+@pytest.mark.parametrize("update", VIEW_UPDATES.params())
+def test_compiled_no_grad_update_of_view_of_leaf_refused_before_2_4(device, update, run):
+    x = leaf(device)
+    _check_no_grad_update_refused(x, x[1:], update, VIEW_OF_LEAF, run)
+
+
+@pytest.mark.clause("VIEW-95")
+@pytest.mark.parametrize(("mid", "view"), [pytest.param(*m, id=m[0]) for m in WRITABLE_VIEW_OPS.available()])
+def test_compiled_no_grad_update_of_views_of_leaf_refused_before_2_4(device, mid, view, run):
+    fragment = MULTI if mid in MULTI_OUTPUT_VIEWS else VIEW_OF_LEAF
+
+    def check(update):
+        x = matrix(device)
+        _check_no_grad_update_refused(x, view(x), update, fragment, run)
+
+    check_each(VIEW_UPDATES, check)
+
+
+@pytest.mark.clause("VIEW-95")
+@pytest.mark.parametrize("spelling", MULTI_SPELLINGS)
+@pytest.mark.parametrize("op", list(MULTI_OUTPUT))
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_compiled_no_grad_update_of_multi_output_view_refused_before_2_4(device, spelling, op, kind, run):
+    x = _vector(kind, device)
+    outs = MULTI_OUTPUT[op](x)
+    _check_no_grad_update_refused(x, outs[0], lambda o: _multi_update(o, spelling), MULTI, run)
 
 
 # Seeds, run as written (fixing only what stops them from running, as noted).

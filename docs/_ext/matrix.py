@@ -30,6 +30,7 @@ logger = logging.getLogger(__name__)
 # The kinds of cell, in legend order: kind -> (symbol, name, meaning). The kind is also the cell's CSS class.
 KINDS = {
     "pass": ("✓", "pass", "pass"),
+    "part": ("◐", "pass in part", "pass of the tests specified here; the others not specified yet, or not on meta"),
     "fail": ("✗", "fail", "fail"),
     "outside": ("–", "outside range", "not applicable: outside the clause's version range"),
     "not-about": ("n/a", "n/a here", "not applicable: not about this device or mode (or needs values, on meta)"),
@@ -38,7 +39,7 @@ KINDS = {
 }
 # What makes a clause "change": a not-about cell is the clause's scope, an unspecified one a gap of the spec, not a
 # change of torch's behaviour.
-TELLING = {"pass", "fail", "outside", "not-run"}
+TELLING = {"pass", "part", "fail", "outside", "not-run"}
 SCOPE = {"not-about", "unspecified"}  # left out of a default-view cell that other kinds share
 PAGE = "docs/matrix"  # the default view, whose HTML must stay small
 BUDGET = 100_000  # bytes of HTML for the default view; a phone on a slow network still opens it
@@ -46,6 +47,8 @@ BUDGET = 100_000  # bytes of HTML for the default view; a phone on a slow networ
 
 def kind(clause: reg.Clause, version: str, entry: dict) -> str:
     outcome = entry["outcome"]
+    if outcome == "pass" and entry["reasons"]:  # some tests were not-applicable (results.clause_outcome)
+        return "part"
     if outcome != "not-applicable":
         return outcome
     # A withdrawn clause holds on no release: outside its range everywhere.
