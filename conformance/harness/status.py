@@ -109,7 +109,7 @@ def _story(clause: reg.Clause, device: str, mode: str) -> tuple[str, ...]:
             for gap in compiled_gaps(entry["reasons"]):
                 by_word[gap].append(version)
             continue  # torch.compile unsupported (torch 2.0) and the like: nothing to say per clause
-        if entry["outcome"] == "pass" and entry["reasons"]:  # some tests were not-applicable (results.clause_outcome)
+        if results.in_part(entry):
             told.add(word := f"holds in part (other tests: {'; '.join(compiled_gaps(entry['reasons']))})")
             by_word[word].append(version)
             continue

@@ -47,7 +47,7 @@ BUDGET = 100_000  # bytes of HTML for the default view; a phone on a slow networ
 
 def kind(clause: reg.Clause, version: str, entry: dict) -> str:
     outcome = entry["outcome"]
-    if outcome == "pass" and entry["reasons"]:  # some tests were not-applicable (results.clause_outcome)
+    if results.in_part(entry):
         return "part"
     if outcome != "not-applicable":
         return outcome
