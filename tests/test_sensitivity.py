@@ -103,6 +103,7 @@ DIVERGENT = {
     "INDEX-95",
     "INDEX-96",
     "INDEX-97",
+    "INDEX-99",
     "INFER-90",
     "INFER-91",
     "INPLACE-90",
@@ -129,6 +130,8 @@ DIVERGENT = {
     "VIEW-93",
     "VIEW-94",
     "VIEW-95",
+    "VIEW-96",
+    "VIEW-97",
 }
 # A divergence on meta only: the run below (cpu) cannot see it.
 DIVERGENT_ON_META = {"COMPILE-10", "INDEX-98", "VERSION-93"}
@@ -139,6 +142,7 @@ SAME_AS_EAGER = {
     "COPY-91",
     "DATA-92",
     "DATA-99",
+    "DATA-100",
     "GRAD-90",
     "INPLACE-94",
     "NOGRAD-90",
@@ -147,6 +151,7 @@ SAME_AS_EAGER = {
     "VERSION-90",
     "VERSION-92",
     "VERSION-96",
+    "VERSION-97",
     "VIEW-90",
     "VIEW-92",
 }

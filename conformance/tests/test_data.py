@@ -93,7 +93,8 @@ def _data_iadd(x):
 
 # The writes of DATA-4: every member of INPLACE_SPELLINGS applied to `t = x.data`, and the statement `x.data += 1`.
 WRITES = [pytest.param(_through_data(fn), id=mid) for mid, fn in INPLACE_SPELLINGS.available()] + [
-    pytest.param(_data_iadd, id="x.data += 1")
+    # compiled, raises from 2.4 (DATA-91); before, it is not refused: not yet specified
+    pytest.param(_data_iadd, id="x.data += 1", marks=pytest.mark.compiled_since("2.4"))
 ]
 WRITE_ID = {p.values[0]: p.id for p in WRITES}
 MEMBER = dict(INPLACE_SPELLINGS.available())
@@ -116,7 +117,6 @@ EXPECTED = {
 # > afterwards `x` is still a leaf that requires grad, has no `grad_fn`, and has the same `_version`.
 @pytest.mark.parametrize("version", by_mode("DATA-4", "DATA-91", 0, 1))
 @pytest.mark.parametrize("write", WRITES)
-@pytest.mark.compiled_since("2.4")  # compiled, differs before 2.4: not yet specified
 def test_write_through_data_is_invisible_to_autograd(device, write, version, run):
     x = leaf(device)
     if _write(run, write, x):
@@ -126,7 +126,6 @@ def test_write_through_data_is_invisible_to_autograd(device, write, version, run
 # > DATA-5: The values written through `x.data`, by any of the spellings of DATA-4, are the values of `x`.
 @pytest.mark.parametrize("clause", by_mode("DATA-5", "DATA-92", None, None))
 @pytest.mark.parametrize("write", WRITES)
-@pytest.mark.compiled_since("2.4")  # compiled, differs before 2.4: not yet specified
 def test_write_through_data_changes_values(device, write, clause, run):
     wid = WRITE_ID[write]
     x = leaf(device)
@@ -213,9 +212,9 @@ def assign_data(x, t):
 
 # > DATA-8: After `x.data = t` the Python object `x` is the same object, and keeps its own
 # > `requires_grad`, leafness, `grad_fn` and `_version`; `t.requires_grad` is not copied to `x`.
-@pytest.mark.parametrize("bump", by_mode("DATA-8", "DATA-94", 0, 1))
+# > DATA-100 (compile, 2.1 only): compiled, `x.data = t` does what eager code does (DATA-8, DATA-60).
+@pytest.mark.parametrize("bump", by_mode("DATA-8", "DATA-94", 0, 1, as_eager_before="DATA-100"))
 @pytest.mark.parametrize("x_requires_grad", [True, False])
-@pytest.mark.compiled_since("2.2")  # compiled, differs before 2.2: not yet specified
 def test_assign_data_keeps_autograd_identity(device, x_requires_grad, bump, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=x_requires_grad)
     with torch.no_grad():
@@ -306,7 +305,7 @@ def test_assign_integer_data(device, dtype, run):
 
 # > DATA-12: `x.data = t` where `t` has another tensor implementation type than `x` (a `meta` tensor
 # > into a `cpu` one, or the reverse) raises RuntimeError "incompatible tensor type".
-@pytest.mark.compiled_since("2.13")  # compiled, 2.12.1 raises another message (DATA-96)
+# > DATA-96 (compile, 2.13 only): compiled, another error, "Tensor device mismatch".
 @pytest.mark.parametrize(
     "fragment", by_mode("DATA-12", "DATA-96", "incompatible tensor type", "Tensor device mismatch")
 )
@@ -351,9 +350,8 @@ SAVED_CASES = ["saved input, leaf", "saved input, non-leaf", "saved output"]
 
 # > DATA-60: When a graph has saved `x` for backward and `x.data = t` then gives `x` new data of the same shape,
 # > `backward()` of that graph raises no error and `x._version` is what it was.
-@pytest.mark.parametrize("bump", by_mode("DATA-60", "DATA-97", 0, 1))
+@pytest.mark.parametrize("bump", by_mode("DATA-60", "DATA-97", 0, 1, as_eager_before="DATA-100"))
 @pytest.mark.parametrize("case", SAVED_CASES)
-@pytest.mark.compiled_since("2.2")  # compiled, differs before 2.2: not yet specified
 def test_assign_data_to_saved_tensor_does_not_raise(device, case, bump, run):
     loss, t, a, version = _saved_then_assigned(device, case, run)
     assert t._version == version + bump

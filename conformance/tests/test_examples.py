@@ -26,7 +26,8 @@ def _run(example):
     test = parser.get_doctest(example.code, {"torch": torch}, example.name, example.path, example.line)
     runner = doctest.DocTestRunner(optionflags=FLAGS)
     out = []
-    runner.run(test, out=out.append)
+    # Globals kept: torch.compile puts entries in them that its own clean-up deletes later (KeyError otherwise).
+    runner.run(test, out=out.append, clear_globs=False)
     assert runner.failures == 0, f"{example.path}: example output differs:\n" + "".join(out)
 
 

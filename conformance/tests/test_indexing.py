@@ -202,10 +202,10 @@ def test_compiled_number_assignment_to_leaf_writes(device, spelling, run):
 
 # > INDEX-8: Inside `torch.no_grad()` every member of INDEX_ASSIGNMENTS is accepted on a leaf that requires grad:
 # > `x` stays a leaf that requires grad, with no `grad_fn`, and `x._version` goes up by 1.
-# > INDEX-91: Inside a compiled function, INDEX-8 and INDEX-10 hold, except that `_version` goes up by 2.
-@pytest.mark.parametrize("bump", by_mode("INDEX-8", "INDEX-91", 1, 2))
+# > INDEX-91 (compile, since 2.4): Inside a compiled function, INDEX-8 and INDEX-10 hold, except that `_version`
+# > goes up by 2. VERSION-97 (compile, until 2.4): before, the assignments of INDEX-8 count once, as eagerly.
+@pytest.mark.parametrize("bump", by_mode("INDEX-8", "INDEX-91", 1, 2, as_eager_before="VERSION-97"))
 @pytest.mark.parametrize("spelling", INDEX_ASSIGNMENTS.params())
-@pytest.mark.compiled_since("2.4")  # compiled, differs before 2.4: not yet specified
 def test_assignment_to_leaf_under_no_grad(device, spelling, bump, run):
     x = leaf(device)
     run(no_grad(spelling), x)
@@ -333,6 +333,9 @@ VALUE_CASES = {  # spelling -> (value, gradient of the value)
     "x[idx] = v": ([5.0, 6.0], [1.0, 100.0]),
     "x[idx] = v (0-d)": (5.0, 101.0),
 }
+# Compiled on 2.2 and 2.3 these lose the value's gradient (INDEX-99); the mask spellings do not.
+GRADIENT_LOST_BEFORE_2_4 = [s for s in VALUE_CASES if not s.startswith("x[mask]")]
+VALUE_SPELLINGS = compiled_since("2.4", list(VALUE_CASES), GRADIENT_LOST_BEFORE_2_4)
 
 
 def _assign_value(x, spelling, v):
@@ -351,8 +354,7 @@ def _assign_value(x, spelling, v):
 
 
 @pytest.mark.clause("INDEX-17")
-@pytest.mark.parametrize("spelling", list(VALUE_CASES))
-@pytest.mark.compiled_since("2.4")  # compiled, differs before 2.4: not yet specified
+@pytest.mark.parametrize("spelling", VALUE_SPELLINGS)
 def test_gradient_to_assigned_value(device, spelling, run):
     value, expected = VALUE_CASES[spelling]
     v = torch.tensor(value, device=device, requires_grad=True)
@@ -365,8 +367,7 @@ def test_gradient_to_assigned_value(device, spelling, run):
 # > INDEX-18: Assigning a value that requires grad into a tensor that does not require grad is accepted with
 # > grad mode enabled and makes that tensor a non-leaf that requires grad; `_version` goes up by 1.
 @pytest.mark.clause("INDEX-18")
-@pytest.mark.parametrize("spelling", list(VALUE_CASES))
-@pytest.mark.compiled_since("2.4")  # compiled, differs before 2.4: not yet specified
+@pytest.mark.parametrize("spelling", VALUE_SPELLINGS)
 def test_value_requiring_grad_into_plain_tensor(device, spelling, run):
     value, _ = VALUE_CASES[spelling]
     v = torch.tensor(value, device=device, requires_grad=True)
@@ -377,8 +378,7 @@ def test_value_requiring_grad_into_plain_tensor(device, spelling, run):
 
 
 @pytest.mark.clause("INDEX-19")
-@pytest.mark.parametrize("spelling", list(VALUE_CASES))
-@pytest.mark.compiled_since("2.4")  # compiled, differs before 2.4: not yet specified
+@pytest.mark.parametrize("spelling", VALUE_SPELLINGS)
 def test_value_requiring_grad_into_plain_tensor_gradient(device, spelling, run):
     value, expected = VALUE_CASES[spelling]
     v = torch.tensor(value, device=device, requires_grad=True)
@@ -386,6 +386,30 @@ def test_value_requiring_grad_into_plain_tensor_gradient(device, spelling, run):
     run(_assign_value, x, spelling, v)
     (x * torch.tensor(W, device=device)).sum().backward()
     assert_values(v.grad, expected, f"v.grad through {spelling}")
+
+
+# > INDEX-99 (compile, 2.2 to 2.3): compiled, assigning a value `v` that requires grad, except through a mask, loses
+# > its gradient: into a tensor that does not require grad, the values are written (`_version` 1) but `x` stays a leaf
+# > that does not require grad; into a non-leaf that requires grad, backward() leaves `v.grad` None.
+@pytest.mark.clause("INDEX-99")
+@pytest.mark.parametrize("spelling", GRADIENT_LOST_BEFORE_2_4)
+def test_compiled_value_requiring_grad_into_plain_tensor_2_2_to_2_3(device, spelling, run):
+    value, _ = VALUE_CASES[spelling]
+    v = torch.tensor(value, device=device, requires_grad=True)
+    x = torch.zeros(3, device=device)
+    run(_assign_value, x, spelling, v)
+    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, False, None, 1)
+
+
+@pytest.mark.clause("INDEX-99")
+@pytest.mark.parametrize("spelling", GRADIENT_LOST_BEFORE_2_4)
+def test_compiled_gradient_to_assigned_value_2_2_to_2_3(device, spelling, run):
+    value, _ = VALUE_CASES[spelling]
+    v = torch.tensor(value, device=device, requires_grad=True)
+    x = leaf(device) * 2
+    run(_assign_value, x, spelling, v)
+    (x * torch.tensor(W, device=device)).sum().backward()
+    assert v.grad is None
 
 
 # > INDEX-20: An assignment (any member of INDEX_ASSIGNMENTS) bumps the version like any in-place operation, so

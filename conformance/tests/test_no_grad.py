@@ -220,7 +220,7 @@ def test_in_place_inside_on_saved_tensor_raises(device, update, run):
 # > error, increments `y._version`, and leaves `y` a non-leaf that requires grad with the same `grad_fn`.
 @pytest.mark.clause("NOGRAD-8")
 @pytest.mark.parametrize("spelling", list(UPDATES))
-@pytest.mark.compiled_since("2.4")  # compiled, differs before 2.4: not yet specified
+@pytest.mark.compiled_since("2.4")  # compiled, before 2.4: NOGRAD-92 (the grad_fn is replaced)
 def test_in_place_on_non_leaf_inside(device, spelling, run):
     y = leaf(device) * 1
     fn = y.grad_fn

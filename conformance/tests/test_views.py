@@ -358,13 +358,17 @@ def _check_gradient_through_view(device, run):
     assert_values(a.grad, [0.0, 20.0, 200.0], "a.grad through the updated view")
 
 
-def _update_with_operand_requiring_grad(device, run):
+def _update_with_operand_requiring_grad(device, run, step=lambda v, w: v.mul_(w)):
     """(a, w, x): `x = a * 2` after `x[1:].mul_(w)`, with `w` requiring grad."""
     a = leaf(device)
     w = torch.tensor([3.0, 4.0], device=device, requires_grad=True)
     x = a * 2
-    run(lambda v, w: v.mul_(w), x[1:], w)
+    run(step, x[1:], w)
     return a, w, x
+
+
+def _mul_without_return(v, w):
+    v.mul_(w)
 
 
 @pytest.mark.clause("VIEW-9")
@@ -406,6 +410,16 @@ def test_compiled_view_update_with_operand_requiring_grad_breaks_backward(device
     a, w, x = _update_with_operand_requiring_grad(device, run)
     with raises(RuntimeError, SAVED_MODIFIED):
         (x * torch.tensor(W, device=device)).sum().backward()
+
+
+# > VIEW-97 (compile, 2.2 to 2.3): when the compiled step does not return the view, `backward()` raises nothing and
+# > the gradients are wrong, silently: `a.grad` is [2, 0, 0] and `w.grad` None.
+@pytest.mark.clause("VIEW-97")
+def test_compiled_view_update_not_returned_loses_gradients(device, run):
+    a, w, x = _update_with_operand_requiring_grad(device, run, _mul_without_return)
+    (x * torch.tensor(W, device=device)).sum().backward()
+    assert_values(a.grad, [2.0, 0.0, 0.0], "a.grad")
+    assert w.grad is None
 
 
 # > VIEW-92 (compile, since 2.15): VIEW-9 holds compiled: the operand that requires grad receives its gradient.
@@ -484,8 +498,8 @@ def test_no_grad_view_modified_with_grad_raises(device, spelling, kind, run):
 
 
 @pytest.mark.clause("VIEW-11")
-@pytest.mark.parametrize("spelling", OPERAND_SPELLINGS)
-@pytest.mark.compiled_since("2.4")  # compiled, differs before 2.4: not yet specified
+# compiled before 2.4, v[0] = w[0] is not refused: not yet specified
+@pytest.mark.parametrize("spelling", compiled_since("2.4", OPERAND_SPELLINGS, ["v[0] = w[0]"]))
 def test_no_grad_view_modified_with_operand_requiring_grad_raises(device, spelling, run):
     x = _base_of("plain", device)
     w = torch.tensor([3.0, 4.0], device=device, requires_grad=True)
@@ -532,7 +546,7 @@ def _update_under_no_grad(v, spelling, t):
 @pytest.mark.clause("VIEW-13")
 @pytest.mark.parametrize("spelling", NO_GRAD_SPELLINGS)
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf", "plain"])
-@pytest.mark.compiled_since("2.2")  # compiled, differs before 2.2: not yet specified
+@pytest.mark.compiled_since("2.2")  # compiled, before 2.2: VIEW-96
 def test_no_grad_view_modified_under_no_grad(device, spelling, kind, run):
     x = _base_of(kind, device)
     with torch.no_grad():
@@ -556,13 +570,27 @@ def test_no_grad_view_of_plain_tensor_modified_with_grad(device, spelling, run):
 # > values of its base at the positions the view covers.
 @pytest.mark.clause("VIEW-18")
 @pytest.mark.parametrize("spelling", NO_GRAD_SPELLINGS)
-@pytest.mark.compiled_since("2.2")  # compiled, differs before 2.2: not yet specified
+@pytest.mark.compiled_since("2.2")  # compiled, before 2.2: VIEW-96
 def test_no_grad_view_modified_under_no_grad_values(device, spelling, run):
     x = _base_of("leaf", device)
     with torch.no_grad():
         v = x[1:]
     run(_update_under_no_grad, v, spelling, _t(v))
     assert_values(x, AFTER[spelling], f"x after {spelling} on a no_grad view")
+
+
+# > VIEW-96 (compile, until 2.2): on 2.1, the update of VIEW-13 inside a compiled function is refused when the base
+# > requires grad, with the error of VIEW-11, although grad mode is disabled; neither `_version` changes.
+@pytest.mark.clause("VIEW-96")
+@pytest.mark.parametrize("spelling", NO_GRAD_SPELLINGS)
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_compiled_no_grad_view_modified_under_no_grad_refused_on_2_1(device, spelling, kind, run):
+    x = _base_of(kind, device)
+    with torch.no_grad():
+        v = x[1:]
+    with raises(RuntimeError, NO_GRAD_VIEW):
+        run(_update_under_no_grad, v, spelling, _t(v))
+    assert (x._version, v._version) == (0, 0)
 
 
 MULTI_OUTPUT = {
