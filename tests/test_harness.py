@@ -372,10 +372,10 @@ def test_a_member_whose_compiled_step_differs_on_meta_is_not_applicable_naming_i
         assert status.ON_META.match(reason).group("clause") == clause
 
 
-def test_as_eager_before_adds_the_older_clause_checked_with_the_eager_value():
+def test_as_eager_adds_the_older_clause_checked_with_the_eager_value():
     from conformance.harness.checks import by_mode
 
-    eager, compiled, older = by_mode("CLONE-10", "CLONE-91", 1, 2, as_eager_before="VERSION-96")
+    eager, compiled, older = by_mode("CLONE-10", "CLONE-91", 1, 2, as_eager="VERSION-96")
     assert [p.id for p in (eager, compiled, older)] == ["CLONE-10", "CLONE-91", "VERSION-96"]
     assert older.values == (1,)
     marks = {m.name: m.args for m in older.marks}

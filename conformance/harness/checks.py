@@ -38,19 +38,19 @@ SAVED_MODIFIED = "one of the variables needed for gradient computation has been 
 NO_GRAD_FN = "element 0 of tensors does not require grad and does not have a grad_fn"
 
 
-def by_mode(eager_clause: str, compiled_clause: str, eager, compiled, as_eager_before: str | None = None) -> list:
+def by_mode(eager_clause: str, compiled_clause: str, eager, compiled, as_eager: str | None = None) -> list:
     """Parameters of a test whose update step diverges under torch.compile: ``eager`` is what it checks for
     ``eager_clause`` (``:modes: eager``), ``compiled`` for its sibling ``compiled_clause`` (``:modes: compile``);
-    one body serves both, and each parameter runs only in its clause's mode. ``as_eager_before`` names a
-    compiled clause of older releases (its range says which) under which the compiled step does what eager code
+    one body serves both, and each parameter runs only in its clause's mode. ``as_eager`` names a
+    compiled clause of other releases (its range says which) under which the compiled step does what eager code
     does: checked with ``eager``."""
     clause = pytest.mark.clause
     params = [
         pytest.param(eager, marks=clause(eager_clause), id=eager_clause),
         pytest.param(compiled, marks=clause(compiled_clause), id=compiled_clause),
     ]
-    if as_eager_before:
-        params.append(pytest.param(eager, marks=clause(as_eager_before), id=as_eager_before))
+    if as_eager:
+        params.append(pytest.param(eager, marks=clause(as_eager), id=as_eager))
     return params
 
 

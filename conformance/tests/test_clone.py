@@ -199,7 +199,7 @@ def test_out_on_clone_raises(device, spelling, run):
 # > not require grad, is a leaf, has no `grad_fn` and starts at `_version` 0; modifying it in place leaves
 # > `x._version` unchanged. Adding `.requires_grad_()` makes it a new leaf that requires grad.
 # > VERSION-96 (compile, until 2.5): these compiled steps do what their eager clauses say, `_version` included.
-@pytest.mark.parametrize("bump", by_mode("CLONE-10", "CLONE-91", 1, 2, as_eager_before="VERSION-96"))
+@pytest.mark.parametrize("bump", by_mode("CLONE-10", "CLONE-91", 1, 2, as_eager="VERSION-96"))
 @pytest.mark.parametrize("spelling", ["x.clone().detach()", "x.detach().clone()"])
 def test_detached_copy(device, spelling, bump, run):
     x = leaf(device)

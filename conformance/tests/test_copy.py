@@ -56,7 +56,7 @@ def test_failed_copy_keeps_values(device, run):
 # > itself, bumps `x._version` by 1, and `x` stays a leaf that requires grad with no `grad_fn`, keeping its own
 # > storage and dtype.
 # > VERSION-97 (compile, until 2.4): compiled, that update counts once, as eagerly (COPY-90 holds from 2.4).
-@pytest.mark.parametrize("bump", by_mode("COPY-3", "COPY-90", 1, 2, as_eager_before="VERSION-97"))
+@pytest.mark.parametrize("bump", by_mode("COPY-3", "COPY-90", 1, 2, as_eager="VERSION-97"))
 @pytest.mark.parametrize("source", list(SOURCES))
 def test_copy_into_leaf_under_no_grad(device, source, bump, run):
     x = leaf(device)
@@ -114,7 +114,7 @@ def test_copy_into_non_leaf_gradient(device, src_requires_grad, run):
 # > and its gradient flows to `src`. Into an integer tensor it raises no error and `t` keeps
 # > `requires_grad=False`.
 # > VERSION-96 (compile, until 2.5): these compiled steps do what their eager clauses say, `_version` included.
-@pytest.mark.parametrize("int_bump", by_mode("COPY-7", "COPY-91", 1, 2, as_eager_before="VERSION-96"))
+@pytest.mark.parametrize("int_bump", by_mode("COPY-7", "COPY-91", 1, 2, as_eager="VERSION-96"))
 def test_copy_from_source_requiring_grad_into_plain_tensor(device, int_bump, run):
     t = torch.zeros(2, device=device)
     src = leaf(device)
@@ -214,7 +214,7 @@ def test_copy_non_broadcastable_accepted_on_old_meta(device, dest, src, run):
 
 # > COPY-11: `x.copy_(src)` keeps the dtype of `x` and converts the values of `src` to it.
 # > VERSION-96 (compile, until 2.5): these compiled steps do what their eager clauses say, `_version` included.
-@pytest.mark.parametrize("bump", by_mode("COPY-11", "COPY-94", 1, 2, as_eager_before="VERSION-96"))
+@pytest.mark.parametrize("bump", by_mode("COPY-11", "COPY-94", 1, 2, as_eager="VERSION-96"))
 @pytest.mark.parametrize(
     ("x_dtype", "src_dtype"),
     [
@@ -287,7 +287,7 @@ def test_copy_gradient_dtype(device, run):
 # > NotImplementedError whose message contains "Cannot copy out of meta tensor; no data!", and `x._version`
 # > stays 0.
 # > VERSION-96 (compile, until 2.5): these compiled steps do what their eager clauses say, `_version` included.
-@pytest.mark.parametrize("bumps", by_mode("COPY-15", "COPY-96", (1, 0), (2, 1), as_eager_before="VERSION-96"))
+@pytest.mark.parametrize("bumps", by_mode("COPY-15", "COPY-96", (1, 0), (2, 1), as_eager="VERSION-96"))
 def test_copy_between_cpu_and_meta(device, bumps, run):
     meta_bump, failed_bump = bumps  # `_version` after the copy into meta, after the failed copy out of meta
     other = "cpu" if device == "meta" else "meta"

@@ -55,7 +55,7 @@ def _add_one_no_grad(t):
 # > tensor increments `x._version`, and an in-place operation on `x` increments the `_version` of a
 # > tensor detached from it earlier.
 # > VERSION-96 (compile, until 2.5): these compiled steps do what their eager clauses say, `_version` included.
-@pytest.mark.parametrize("bump", by_mode("DETACH-3", "DETACH-90", 1, 2, as_eager_before="VERSION-96"))
+@pytest.mark.parametrize("bump", by_mode("DETACH-3", "DETACH-90", 1, 2, as_eager="VERSION-96"))
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
 def test_detach_shares_version_counter(device, kind, bump, run):
     x = source(device, kind)

@@ -11,13 +11,15 @@ from conformance.harness import registry
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 
-def _params(compiled: bool):
-    """The examples of clauses about eager mode (or both), or of clauses about compile mode only."""
+def _params(compiled: bool, meta: bool = False):
+    """The examples of clauses about eager mode (or both), or of clauses about compile mode only; of clauses about
+    the meta device only (``meta``), or the others."""
     clauses = registry.default().clauses
     return [
         pytest.param(example, id=example.name, marks=pytest.mark.clause(*example.clauses))
         for example in registry.default().examples
         if all(clauses[c].modes == ("compile",) for c in example.clauses) == compiled
+        and all(clauses[c].devices == ("meta",) for c in example.clauses) == meta
     ]
 
 
@@ -42,5 +44,13 @@ def test_spec_example(example, device):
 @pytest.mark.only_devices("cpu")
 @pytest.mark.parametrize("example", _params(compiled=True))
 def test_compiled_spec_example(example, device, run):
+    with run.compiling():
+        _run(example)
+
+
+# An example of a clause about the meta device only makes its own meta tensors; it runs in the meta item.
+@pytest.mark.only_devices("meta")
+@pytest.mark.parametrize("example", _params(compiled=True, meta=True))
+def test_compiled_meta_spec_example(example, device, run):
     with run.compiling():
         _run(example)

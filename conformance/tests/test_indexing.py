@@ -148,8 +148,9 @@ def test_full_slice_assignment_to_leaf_message_since_2_9(device):
     assert str(info.value) == LEAF_ERROR
 
 
-# > INDEX-90: Inside a compiled function, each refused assignment of INDEX-1 raises while Dynamo traces it: a
-# > RuntimeError whose message contains INDEX-1's fragment inside a longer text, not the message of INDEX-2 to INDEX-5.
+# > INDEX-90 (compile, since 2.9): Inside a compiled function, each refused assignment of INDEX-1 raises while
+# > Dynamo traces it: a RuntimeError whose message contains INDEX-1's fragment inside a longer text, not the message
+# > of INDEX-2 to INDEX-5.
 @pytest.mark.clause("INDEX-90")
 @pytest.mark.parametrize("spelling", refusals(INDEX_ASSIGNMENTS.params()))
 def test_compiled_refusal_message_is_longer(device, spelling, run):
@@ -204,7 +205,7 @@ def test_compiled_number_assignment_to_leaf_writes(device, spelling, run):
 # > `x` stays a leaf that requires grad, with no `grad_fn`, and `x._version` goes up by 1.
 # > INDEX-91 (compile, since 2.4): Inside a compiled function, INDEX-8 and INDEX-10 hold, except that `_version`
 # > goes up by 2. VERSION-97 (compile, until 2.4): before, the assignments of INDEX-8 count once, as eagerly.
-@pytest.mark.parametrize("bump", by_mode("INDEX-8", "INDEX-91", 1, 2, as_eager_before="VERSION-97"))
+@pytest.mark.parametrize("bump", by_mode("INDEX-8", "INDEX-91", 1, 2, as_eager="VERSION-97"))
 @pytest.mark.parametrize("spelling", INDEX_ASSIGNMENTS.params())
 def test_assignment_to_leaf_under_no_grad(device, spelling, bump, run):
     x = leaf(device)
@@ -236,7 +237,7 @@ def test_assignment_values(device, spelling, kind, run):
 # > VERSION-96 (compile, until 2.5): these compiled steps [the assignments of INDEX-10] do what their eager clauses
 # > say, `_version` included. (INDEX-91 holds for them from 2.5.)
 @pytest.mark.parametrize(
-    "bump", compiled_since("2.5", by_mode("INDEX-10", "INDEX-91", 1, 2, as_eager_before="VERSION-96"), ["INDEX-91"])
+    "bump", compiled_since("2.5", by_mode("INDEX-10", "INDEX-91", 1, 2, as_eager="VERSION-96"), ["INDEX-91"])
 )
 @pytest.mark.parametrize("spelling", INDEX_ASSIGNMENTS.params())
 def test_assignment_to_tensor_not_requiring_grad(device, spelling, bump, run):

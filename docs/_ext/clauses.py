@@ -140,7 +140,34 @@ class ExampleDirective(SphinxDirective):
     def run(self):
         code = "\n".join(self.content)
         block = nodes.literal_block(code, code, language="pycon", classes=["spec-example"])
+        # The first example of each clause on the page is the target `example-<id>` (the divergences table links it).
+        labelled = self.env.temp_data.setdefault("tus_example_labels", set())
+        page = self.env.docname.split("/")[-1]
+        for cid in self.options["clauses"].split():
+            clause = reg.default().clauses.get(cid)
+            if cid not in labelled and clause is not None and clause.page == page:
+                labelled.add(cid)
+                block["names"].append(example_anchor(cid))
+        if block["names"]:
+            self.state.document.note_explicit_target(block)
         return [block, example_caption(self.options["clauses"].split())]
+
+
+def example_anchor(cid: str) -> str:
+    return f"example-{cid.lower()}"
+
+
+def example_link(cid: str) -> addnodes.pending_xref:
+    """A link to the first executed example of a clause (on its own page)."""
+    return addnodes.pending_xref(
+        "",
+        nodes.inline("example", "example"),
+        refdomain="std",
+        reftype="ref",
+        reftarget=example_anchor(cid),
+        refexplicit=True,
+        refwarn=True,
+    )
 
 
 def example_caption(clause_ids) -> nodes.paragraph:

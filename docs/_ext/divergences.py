@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from clauses import _clause_link, doc_link, table
+from clauses import _clause_link, doc_link, example_link, table
 from docutils import nodes
 from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
@@ -49,13 +49,26 @@ class DivergencesDirective(SphinxDirective):
         span += parsed[0].children  # the one paragraph's inline nodes
         return span
 
+    @staticmethod
+    def clause_cell(cid: str, has_example: bool) -> nodes.Node:
+        """The clause, and a link to its executed example where it has one."""
+        cell = nodes.inline()
+        cell += _clause_link(cid)
+        if has_example:
+            cell += nodes.Text(" · ")
+            cell += example_link(cid)
+        return cell
+
     def run(self):
         clauses = [c for c in reg.default().clauses.values() if c.modes == ("compile",) and not c.withdrawn]
         if not clauses:
             return [nodes.paragraph("", "No divergence between eager and compiled updates is recorded.")]
+        # Examples are placed on the clause's own page, so the first one found there is the one linked.
+        clauses_by_id = reg.default().clauses
+        shown = {cid for e in reg.default().examples for cid in e.clauses if clauses_by_id[cid].page == e.page}
         rows = [
             [
-                _clause_link(c.id),
+                self.clause_cell(c.id, c.id in shown),
                 doc_link(f"spec/{c.page}"),
                 c.range_text(),
                 layers(c.id),
