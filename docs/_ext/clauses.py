@@ -23,16 +23,15 @@ from conformance.harness import results, status
 logger = logging.getLogger(__name__)
 
 
-def _clause_link(cid: str) -> addnodes.pending_xref:
-    ref = addnodes.pending_xref(
-        "",
-        nodes.literal(cid, cid),
-        refdomain="std",
-        reftype="ref",
-        reftarget=cid.lower(),
-        refexplicit=True,
-        refwarn=True,
+def ref_link(target: str, content: nodes.Node) -> addnodes.pending_xref:
+    """A link to a label of the site (a clause, an example, an error message), shown as ``content``."""
+    return addnodes.pending_xref(
+        "", content, refdomain="std", reftype="ref", reftarget=target, refexplicit=True, refwarn=True
     )
+
+
+def _clause_link(cid: str) -> addnodes.pending_xref:
+    ref = ref_link(cid.lower(), nodes.literal(cid, cid))
     ref["classes"].append("clause-ref")
     return ref
 
@@ -159,15 +158,7 @@ def example_anchor(cid: str) -> str:
 
 def example_link(cid: str) -> addnodes.pending_xref:
     """A link to the first executed example of a clause (on its own page)."""
-    return addnodes.pending_xref(
-        "",
-        nodes.inline("example", "example"),
-        refdomain="std",
-        reftype="ref",
-        reftarget=example_anchor(cid),
-        refexplicit=True,
-        refwarn=True,
-    )
+    return ref_link(example_anchor(cid), nodes.inline("example", "example"))
 
 
 def example_caption(clause_ids) -> nodes.paragraph:

@@ -13,10 +13,9 @@ import functools
 import re
 from pathlib import Path
 
-from clauses import clause_role
+from clauses import clause_role, ref_link
 from docutils import nodes
 from docutils.parsers.rst import directives
-from sphinx import addnodes
 from sphinx.util.docutils import SphinxDirective
 
 OBJECT_TYPE = "pasted-error"  # its own directive and role go unused: the pages' lists are made below
@@ -85,15 +84,7 @@ def add_errors_here(app, doctree) -> None:
     for message in messages:
         item = nodes.paragraph("", "", ids=[anchor(message)])
         item += nodes.literal(message, message)
-        fix = addnodes.pending_xref(
-            "",
-            nodes.inline("", "when, and the fix"),
-            refdomain="std",
-            reftype="ref",
-            reftarget=anchor(message),
-            refexplicit=True,
-            refwarn=True,
-        )
+        fix = ref_link(anchor(message), nodes.inline("", "when, and the fix"))
         item += [nodes.Text(" ("), fix, nodes.Text(")")]
         doctree.note_explicit_target(item)
         # The search index escapes a straight quote twice ("&amp;#x27;" in results): a typographic one reads the same
