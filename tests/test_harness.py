@@ -241,6 +241,16 @@ def test_version_ranges():
     ]
 
 
+def test_a_clause_may_hold_on_more_than_one_range():
+    v = registry.Version
+    clause = registry.Clause("X-1", "p", 1, "MUST", "x", since=v("2.4"), until=v("2.9"), also_on=(v("2.1"),))
+    assert clause.ranges == ((v("2.4"), v("2.9")), (v("2.1"), v("2.2")))
+    assert clause.range_text() == "since 2.4, until 2.9 (exclusive), and on 2.1"
+    holds = ("2.1.0", "2.1.2", "2.4.1", "2.8.0")
+    outside = ("2.0.1", "2.2.2", "2.3.1", "2.9.1")
+    assert [clause.applies_to(r) for r in holds + outside] == [True] * 4 + [False] * 4
+
+
 def test_ignore_ranges_confirms_tight_boundaries_and_flags_loose_ones(demo):
     code, output, doc = run(demo, "--device", "cpu", "--ignore-ranges")
     assert code == 0, output  # DEMO-3's test fails outside its range, as it must
@@ -409,3 +419,13 @@ def test_the_backend_settings_are_found_where_each_release_keeps_them(make):
         backend(None, [])
         assert settings["bw_compiler"] is not print
     assert modes._backend_settings(lambda: None) is None
+
+
+def test_compiled_since_also_on_specifies_an_older_release_series_too():
+    """``compiled_since("2.4", also_on="2.1")``: specified on 2.1.x and from 2.4, not on 2.2 and 2.3."""
+    from conformance.harness.modes import not_yet_specified
+
+    assert [not_yet_specified(("2.4", "2.1"), v) for v in ("2.1.2", "2.4.1", "2.9.0")] == [None, None, None]
+    assert not_yet_specified(("2.4", "2.1"), "2.2.2") == (
+        "the compiled behaviour of this test is specified from torch 2.4 (and on 2.1), not yet before"
+    )

@@ -107,7 +107,7 @@ REJECTED = [
     (
         "unknown-option",
         ":::{clause} X-1\n:level: MUST\n:color: red\n\nx\n:::\n",
-        "spec/p.md:3: unknown option :color:; known: :devices: :level:",
+        "spec/p.md:3: unknown option :color:; known: :also-on: :devices: :level:",
     ),
     (
         "example-option",
@@ -138,6 +138,21 @@ REJECTED = [
         "empty-range",
         ":::{clause} X-1\n:level: MUST\n:since: 2.4\n:until: 2.2\n\nx\n:::\n",
         "spec/p.md:4: empty range: since 2.4 is not before until 2.2",
+    ),
+    (
+        "also-on-inside-range",
+        ":::{clause} X-1\n:level: MUST\n:since: 2.4\n:also-on: 2.5\n\nx\n:::\n",
+        "spec/p.md:4: :also-on: 2.5 is inside the clause's own range already",
+    ),
+    (
+        "also-on-patch-release",
+        ":::{clause} X-1\n:level: MUST\n:since: 2.4\n:also-on: 2.1.2\n\nx\n:::\n",
+        "spec/p.md:4: :also-on: '2.1.2' is not a release series like 2.1 (no patch number)",
+    ),
+    (
+        "also-on-empty",
+        ":::{clause} X-1\n:level: MUST\n:since: 2.4\n:also-on:\n\nx\n:::\n",
+        "spec/p.md:4: :also-on: '' is not a release series like 2.1",
     ),
     (
         "equal-range",

@@ -38,10 +38,11 @@ def item_params(item) -> str:
     return item.callspec.id if hasattr(item, "callspec") else ""
 
 
-def item_compiled_since(item) -> str | None:
-    """The release from which a test's compile mode is specified (``@pytest.mark.compiled_since``), or None."""
+def item_compiled_since(item) -> tuple[str, ...] | None:
+    """The release from which a test's compile mode is specified, then the older release series where it is too
+    (``@pytest.mark.compiled_since("2.4", also_on="2.1")``), or None."""
     mark = item.get_closest_marker("compiled_since")
-    return mark.args[0] if mark else None
+    return (mark.args[0], *mark.kwargs.get("also_on", "").split()) if mark else None
 
 
 def item_clauses(item) -> list[str]:

@@ -43,6 +43,7 @@ BACKEND = "aot_eager"
 EAGER_ONLY = "no test of this clause runs its update step under torch.compile"
 # Why a test is not-applicable in compile mode (the results validator accepts these, harness/results.py).
 NOT_YET_SPECIFIED = "the compiled behaviour of this test is specified from torch {release}, not yet before"
+RELEASE_AND_SERIES = r"[\d.]+(?: \(and on [\d., ]+\))?"  # how {release} reads there: "2.4" or "2.4 (and on 2.1)"
 ON_META = "{clause}: compiled on meta before torch {release}, `{member}` {what}"
 
 
@@ -103,15 +104,21 @@ def unsupported(torch_version: str, python: str | None = None) -> str | None:
     return None
 
 
-def not_yet_specified(compiled_since: str | None, torch_version: str) -> str | None:
-    """Why a test marked ``compiled_since(release)`` says nothing compiled on an older torch, or None.
+def not_yet_specified(compiled_since: str | tuple[str, ...] | None, torch_version: str) -> str | None:
+    """Why a test marked ``compiled_since(release)`` says nothing compiled on an older torch, or None. A tuple
+    ``(release, *series)`` adds older release series (``also_on``) where the test is specified too.
 
     The compiled behaviour of older releases differs in many of its clauses and is not bisected yet: those releases
     are not-applicable for it, not failures (issue 10: torch 2.1.2 and 2.5.1 differ on most pages)."""
     from packaging.version import Version
 
-    if compiled_since and Version(Version(torch_version).base_version) < Version(compiled_since):
-        return NOT_YET_SPECIFIED.format(release=compiled_since)
+    if not compiled_since:
+        return None
+    release, *also_on = (compiled_since,) if isinstance(compiled_since, str) else compiled_since
+    torch_release = Version(Version(torch_version).base_version)
+    if torch_release < Version(release) and torch_release.release[:2] not in {Version(s).release for s in also_on}:
+        also = f" (and on {', '.join(also_on)})" if also_on else ""
+        return NOT_YET_SPECIFIED.format(release=f"{release}{also}")
     return None
 
 

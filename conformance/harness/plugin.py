@@ -84,7 +84,9 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "clause(*ids): the spec clauses this test proves")
     config.addinivalue_line("markers", "only_devices(*names): run this test on these devices only")
     config.addinivalue_line(
-        "markers", "compiled_since(release): compile mode of this test is specified from this torch release (modes.py)"
+        "markers",
+        "compiled_since(release, also_on=series): compile mode of this test is specified from this torch release"
+        " (and on the older release series named; modes.py)",
     )
     try:
         config._conformance_registry = reg.default()
@@ -163,7 +165,7 @@ def pytest_collection_modifyitems(session, config, items):
         clauses = [registry.clauses[cid] for cid in ids]
         # One test, one verdict: its clauses must apply to the same releases and to its device, or a skip for
         # one of them would silently take the test away from the others.
-        if len({(c.since, c.until, c.withdrawn) for c in clauses}) > 1:
+        if len({(c.ranges, c.withdrawn) for c in clauses}) > 1:
             raise pytest.UsageError(f"{item.nodeid}: clauses {', '.join(ids)} differ in version range; split the test")
         device = item_device(item)
         if device is None or item_mode(item) not in config._conformance_modes:

@@ -232,7 +232,7 @@ class Recorder:
         """
         verdicts = {}
         for cid, clause in self.registry.clauses.items():
-            if not (clause.since or clause.until):
+            if not clause.ranged:
                 continue
             reports = [r for (c, _, _), tests in self.ran.items() if c == cid for r in tests.values()]
             failed = any(r["outcome"] == "failed" for r in reports)

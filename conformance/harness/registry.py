@@ -13,10 +13,11 @@ MyST directive::
     :::
 
 ``since`` is inclusive and ``until`` exclusive (``until: 2.4`` = holds on every
-release before 2.4). ``needs: values`` marks a clause about tensor values or
-gradients, which the ``meta`` device (shapes only) cannot show; ``devices: meta``
-limits a clause to the devices named, ``modes: eager`` (or ``compile``) to one mode
-(harness/modes.py). Elsewhere the clause is not-applicable. An example is a
+release before 2.4). ``also-on: 2.1`` adds a release series outside that range where
+the clause holds too (a behaviour that stopped and came back). ``needs: values`` marks
+a clause about tensor values or gradients, which the ``meta`` device (shapes only)
+cannot show; ``devices: meta`` limits a clause to the devices named, ``modes: eager``
+(or ``compile``) to one mode (harness/modes.py). Elsewhere the clause is not-applicable. An example is a
 ``{example}`` directive holding a doctest; ``:clauses:`` names what it shows.
 
 Options go right below the directive line; a directive ends at a line holding
@@ -45,7 +46,7 @@ SPEC_DIR = next((d for d in (ROOT / "conformance" / "spec", ROOT / "spec") if d.
 
 LEVELS = ("MUST", "SHOULD", "MAY", "UNSPECIFIED")
 CLAUSE_ID = re.compile(r"^[A-Z][A-Z0-9]*-[1-9][0-9]*$")
-OPTIONS = {"level", "since", "until", "needs", "devices", "modes", "withdrawn"}
+OPTIONS = {"level", "since", "until", "also-on", "needs", "devices", "modes", "withdrawn"}
 EXAMPLE_OPTIONS = {"clauses"}
 DEVICES = ("cpu", "meta", "cuda", "mps")  # kept in step with harness.devices.KNOWN (no torch import here)
 MODES = ("eager", "compile")  # harness.modes: the update step as written, or through torch.compile
@@ -72,6 +73,7 @@ class Clause:
     withdrawn: str | None = None
     devices: tuple[str, ...] = ()  # empty: every device
     modes: tuple[str, ...] = ()  # empty: every mode its tests take part in
+    also_on: tuple[Version, ...] = ()  # release series (2.1 = every 2.1.x) outside since/until where it holds too
 
     @property
     def anchor(self) -> str:
@@ -85,12 +87,19 @@ class Clause:
     def normative(self) -> bool:
         return self.level != "UNSPECIFIED" and self.withdrawn is None
 
+    @property
+    def ranges(self) -> tuple[tuple[Version | None, Version | None], ...]:
+        """Every (since, until) range where the clause holds: its own, then one per ``also-on`` series."""
+        return ((self.since, self.until), *((v, next_minor(v)) for v in self.also_on))
+
+    @property
+    def ranged(self) -> bool:
+        return self.ranges != ((None, None),)
+
     def applies_to(self, torch_version: str) -> bool:
-        """Whether the clause's version range covers this torch (local tags and pre-releases ignored)."""
+        """Whether one of the clause's version ranges covers this torch (local tags and pre-releases ignored)."""
         release = Version(Version(torch_version).base_version)
-        if self.since is not None and release < self.since:
-            return False
-        return self.until is None or release < self.until
+        return any(in_range(release, since, until) for since, until in self.ranges)
 
     def excludes_device(self, device: str) -> str | None:
         """Why this clause says nothing about the device, or None when it applies there."""
@@ -112,7 +121,16 @@ class Clause:
             parts.append(f"since {self.since}")
         if self.until:
             parts.append(f"until {self.until} (exclusive)")
-        return ", ".join(parts) or "all versions"
+        also = "".join(f", and on {v}" for v in self.also_on)
+        return (", ".join(parts) or "all versions") + also
+
+
+def in_range(release: Version, since: Version | None, until: Version | None) -> bool:
+    return (since is None or release >= since) and (until is None or release < until)
+
+
+def next_minor(series: Version) -> Version:
+    return Version(f"{series.major}.{series.minor + 1}")
 
 
 @dataclass(frozen=True)
@@ -219,6 +237,7 @@ def _clause(arg: str, line: int, body: Body, page: str, stem: str) -> Clause:
     since, until = _version(opts, "since", page), _version(opts, "until", page)
     if since and until and since >= until:
         raise SpecError(f"{at['until']}: empty range: since {since} is not before until {until}")
+    also_on = _also_on(opts, since, until, page)
     devices = tuple(opts.get("devices", ("",))[0].split())
     if "devices" in opts and not devices:
         raise SpecError(f"{at['devices']}: :devices: names no device; name one or more of {', '.join(DEVICES)}")
@@ -234,7 +253,26 @@ def _clause(arg: str, line: int, body: Body, page: str, stem: str) -> Clause:
         raise SpecError(f"{at['withdrawn']}: :withdrawn: needs a reason")
     if not text:
         raise SpecError(f"{page}:{line}: {arg} has no statement")
-    return Clause(arg, stem, line, level, text, since, until, needs == "values", withdrawn, devices, modes)
+    return Clause(arg, stem, line, level, text, since, until, needs == "values", withdrawn, devices, modes, also_on)
+
+
+def _also_on(opts: Options, since: Version | None, until: Version | None, page: str) -> tuple[Version, ...]:
+    """The ``also-on`` release series: each a major.minor outside the clause's own range."""
+    if "also-on" not in opts:
+        return ()
+    value, n = opts["also-on"]
+    series = []
+    for word in value.replace(",", " ").split() or [""]:
+        try:
+            v = Version(word)
+        except ValueError:
+            raise SpecError(f"{page}:{n}: :also-on: {word!r} is not a release series like 2.1") from None
+        if len(v.release) != 2:
+            raise SpecError(f"{page}:{n}: :also-on: {word!r} is not a release series like 2.1 (no patch number)")
+        if in_range(v, since, until):
+            raise SpecError(f"{page}:{n}: :also-on: {word} is inside the clause's own range already")
+        series.append(v)
+    return tuple(sorted(set(series)))
 
 
 def _example(arg: str, line: int, body: Body, page: str, stem: str) -> Example:

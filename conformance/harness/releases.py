@@ -21,20 +21,20 @@ GITHUB = "https://github.com/pytorch/pytorch/issues/{}"  # GitHub redirects an i
 
 
 def boundaries(registry: reg.Registry | None = None) -> list[Version]:
-    """Every distinct ``since`` and ``until`` of the clauses, oldest first."""
+    """Every distinct ``since`` and ``until`` of the clauses' ranges, oldest first."""
     registry = registry or reg.default()
-    found = {v for c in registry.clauses.values() for v in (c.since, c.until) if v is not None}
+    found = {v for c in registry.clauses.values() for r in c.ranges for v in r if v is not None}
     return sorted(found)
 
 
 def starting(version: Version, registry: reg.Registry | None = None) -> list[reg.Clause]:
-    """The clauses that hold from this release on (``since`` == version)."""
-    return [c for c in (registry or reg.default()).clauses.values() if c.since == version]
+    """The clauses that hold from this release on (a range's ``since`` == version)."""
+    return [c for c in (registry or reg.default()).clauses.values() if any(s == version for s, _ in c.ranges)]
 
 
 def stopping(version: Version, registry: reg.Registry | None = None) -> list[reg.Clause]:
-    """The clauses that hold until this release, not on it (``until`` == version)."""
-    return [c for c in (registry or reg.default()).clauses.values() if c.until == version]
+    """The clauses that hold until this release, not on it (a range's ``until`` == version)."""
+    return [c for c in (registry or reg.default()).clauses.values() if any(u == version for _, u in c.ranges)]
 
 
 def between(old: str, new: str, registry: reg.Registry | None = None) -> list[Version]:

@@ -50,7 +50,7 @@ RESULTS_DIR = SUITE_DIR / "results"
 HARNESS_REASON = re.compile(
     "|".join(
         re.escape(text)
-        .replace(re.escape("{release}"), r"[\d.]+")
+        .replace(re.escape("{release}"), mod.RELEASE_AND_SERIES)
         .replace(re.escape("{member}"), ".*")
         .replace(re.escape("{what}"), ".*")
         .replace(re.escape("{clause}"), reg.CLAUSE_ID.pattern.strip("^$"))
@@ -68,6 +68,7 @@ def suite_hash(registry: reg.Registry | None = None) -> str:
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     for c in sorted(registry.clauses.values(), key=lambda c: c.id):
         meta = (c.id, c.level, str(c.since), str(c.until), c.needs_values, c.withdrawn, c.devices, c.modes)
+        meta += tuple(str(v) for v in c.also_on)  # nothing for a clause of one range: its hash stays
         h.update(repr(meta).encode())
     for e in registry.examples:
         h.update(repr((e.page, e.clauses, e.code)).encode())

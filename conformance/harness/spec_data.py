@@ -47,6 +47,7 @@ def build() -> dict:
                 "statement": " ".join(c.text.split()),
                 "since": str(c.since) if c.since else None,
                 "until": str(c.until) if c.until else None,
+                "also_on": [str(v) for v in c.also_on],
                 "devices": list(c.devices),
                 "modes": list(c.modes),
                 "needs_values": c.needs_values,

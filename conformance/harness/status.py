@@ -16,7 +16,9 @@ from .modes import KNOWN as MODES
 WORDS = {"pass": "holds", "fail": "FAILS", "not-applicable": "not applicable", "not-run": "not run"}
 # Why a clause inside its range was not-applicable compiled, in the words of a clause's status line.
 RELEASE = r"(?P<release>[\d.]+)"
-SPECIFIED_FROM = re.compile(re.escape(modes.NOT_YET_SPECIFIED).replace(re.escape("{release}"), RELEASE))
+SPECIFIED_FROM = re.compile(
+    re.escape(modes.NOT_YET_SPECIFIED).replace(re.escape("{release}"), f"(?P<release>{modes.RELEASE_AND_SERIES})")
+)
 ON_META = re.compile(
     re.escape(modes.ON_META)
     .replace(re.escape("{clause}"), f"(?P<clause>{reg.CLAUSE_ID.pattern.strip('^$')})")

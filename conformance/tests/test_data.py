@@ -212,14 +212,11 @@ def assign_data(x, t):
 
 # > DATA-8: After `x.data = t` the Python object `x` is the same object, and keeps its own
 # > `requires_grad`, leafness, `grad_fn` and `_version`; `t.requires_grad` is not copied to `x`.
-# > DATA-100 (compile, since 2.14): compiled, `x.data = t` does what eager code does (DATA-8, DATA-60).
-# On 2.1 it does too, but a clause has one range and DATA-100's starts at 2.14: not recorded there.
-BEFORE_2_2_AS_EAGER = pytest.mark.compiled_since("2.2")
+# > DATA-100 (compile, 2.1 and since 2.14): compiled, `x.data = t` does what eager code does (DATA-8, DATA-60).
 
 
 @pytest.mark.parametrize("bump", by_mode("DATA-8", "DATA-94", 0, 1, as_eager="DATA-100"))
 @pytest.mark.parametrize("x_requires_grad", [True, False])
-@BEFORE_2_2_AS_EAGER
 def test_assign_data_keeps_autograd_identity(device, x_requires_grad, bump, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=x_requires_grad)
     with torch.no_grad():
@@ -233,7 +230,6 @@ def test_assign_data_keeps_autograd_identity(device, x_requires_grad, bump, run)
 
 
 @pytest.mark.parametrize("clause", by_mode("DATA-8", "DATA-94", None, None, as_eager="DATA-100"))
-@BEFORE_2_2_AS_EAGER
 def test_assign_data_keeps_grad_fn_of_non_leaf(device, clause, run):
     a = leaf(device)
     b = a * 2
@@ -284,10 +280,9 @@ def test_compiled_assign_data_of_other_dtype_raises(device, dtype, requires_grad
     assert x.dtype == torch.float32
 
 
-# > DATA-99 (2.4 to 2.9): Inside a compiled function, `x.data = v` where `v` is not a tensor raises the TypeError of
-# > DATA-10.
+# > DATA-99 (2.1, and 2.4 to 2.9): Inside a compiled function, `x.data = v` where `v` is not a tensor raises the
+# > TypeError of DATA-10.
 @pytest.mark.clause("DATA-99")
-@pytest.mark.compiled_since("2.2")
 @pytest.mark.parametrize("value", [[1.0, 2.0], 3.0, None])
 def test_compiled_assign_data_non_tensor_raises_eagers_error(device, value, run):
     x = leaf(device)
@@ -358,7 +353,6 @@ SAVED_CASES = ["saved input, leaf", "saved input, non-leaf", "saved output"]
 # > `backward()` of that graph raises no error and `x._version` is what it was.
 @pytest.mark.parametrize("bump", by_mode("DATA-60", "DATA-97", 0, 1, as_eager="DATA-100"))
 @pytest.mark.parametrize("case", SAVED_CASES)
-@BEFORE_2_2_AS_EAGER
 def test_assign_data_to_saved_tensor_does_not_raise(device, case, bump, run):
     loss, t, a, version = _saved_then_assigned(device, case, run)
     assert t._version == version + bump

@@ -334,9 +334,9 @@ VALUE_CASES = {  # spelling -> (value, gradient of the value)
     "x[idx] = v": ([5.0, 6.0], [1.0, 100.0]),
     "x[idx] = v (0-d)": (5.0, 101.0),
 }
-# Compiled on 2.2 and 2.3 these lose the value's gradient (INDEX-99); the mask spellings do not.
-GRADIENT_LOST_BEFORE_2_4 = [s for s in VALUE_CASES if not s.startswith("x[mask]")]
-VALUE_SPELLINGS = compiled_since("2.4", list(VALUE_CASES), GRADIENT_LOST_BEFORE_2_4)
+# Compiled on 2.2 and 2.3 these lose the value's gradient (INDEX-99); the mask spellings do not, nor does 2.1.
+GRADIENT_LOST_ON_2_2_AND_2_3 = [s for s in VALUE_CASES if not s.startswith("x[mask]")]
+VALUE_SPELLINGS = compiled_since("2.4", list(VALUE_CASES), GRADIENT_LOST_ON_2_2_AND_2_3, also_on="2.1")
 
 
 def _assign_value(x, spelling, v):
@@ -354,15 +354,25 @@ def _assign_value(x, spelling, v):
         x[idx(x)] = v
 
 
+def _assigned_value_requiring_grad(device, spelling, run, into):
+    """``x`` (a non-leaf requiring grad, or a plain tensor) after the compiled or eager assignment of ``v``."""
+    value, _ = VALUE_CASES[spelling]
+    v = torch.tensor(value, device=device, requires_grad=True)
+    x = leaf(device) * 2 if into == "non-leaf" else torch.zeros(3, device=device)
+    run(_assign_value, x, spelling, v)
+    return x, v
+
+
+def _backward_through(x):
+    (x * torch.tensor(W, device=x.device)).sum().backward()
+
+
 @pytest.mark.clause("INDEX-17")
 @pytest.mark.parametrize("spelling", VALUE_SPELLINGS)
 def test_gradient_to_assigned_value(device, spelling, run):
-    value, expected = VALUE_CASES[spelling]
-    v = torch.tensor(value, device=device, requires_grad=True)
-    x = leaf(device) * 2
-    run(_assign_value, x, spelling, v)
-    (x * torch.tensor(W, device=device)).sum().backward()
-    assert_values(v.grad, expected, f"v.grad through {spelling}")
+    x, v = _assigned_value_requiring_grad(device, spelling, run, into="non-leaf")
+    _backward_through(x)
+    assert_values(v.grad, VALUE_CASES[spelling][1], f"v.grad through {spelling}")
 
 
 # > INDEX-18: Assigning a value that requires grad into a tensor that does not require grad is accepted with
@@ -370,10 +380,7 @@ def test_gradient_to_assigned_value(device, spelling, run):
 @pytest.mark.clause("INDEX-18")
 @pytest.mark.parametrize("spelling", VALUE_SPELLINGS)
 def test_value_requiring_grad_into_plain_tensor(device, spelling, run):
-    value, _ = VALUE_CASES[spelling]
-    v = torch.tensor(value, device=device, requires_grad=True)
-    x = torch.zeros(3, device=device)
-    run(_assign_value, x, spelling, v)
+    x, _ = _assigned_value_requiring_grad(device, spelling, run, into="plain")
     assert (x.is_leaf, x.requires_grad, x._version) == (False, True, 1)
     assert x.grad_fn is not None
 
@@ -381,35 +388,26 @@ def test_value_requiring_grad_into_plain_tensor(device, spelling, run):
 @pytest.mark.clause("INDEX-19")
 @pytest.mark.parametrize("spelling", VALUE_SPELLINGS)
 def test_value_requiring_grad_into_plain_tensor_gradient(device, spelling, run):
-    value, expected = VALUE_CASES[spelling]
-    v = torch.tensor(value, device=device, requires_grad=True)
-    x = torch.zeros(3, device=device)
-    run(_assign_value, x, spelling, v)
-    (x * torch.tensor(W, device=device)).sum().backward()
-    assert_values(v.grad, expected, f"v.grad through {spelling}")
+    x, v = _assigned_value_requiring_grad(device, spelling, run, into="plain")
+    _backward_through(x)
+    assert_values(v.grad, VALUE_CASES[spelling][1], f"v.grad through {spelling}")
 
 
 # > INDEX-99 (compile, 2.2 to 2.3): compiled, assigning a value `v` that requires grad, except through a mask, loses
 # > its gradient: into a tensor that does not require grad, the values are written (`_version` 1) but `x` stays a leaf
 # > that does not require grad; into a non-leaf that requires grad, backward() leaves `v.grad` None.
 @pytest.mark.clause("INDEX-99")
-@pytest.mark.parametrize("spelling", GRADIENT_LOST_BEFORE_2_4)
+@pytest.mark.parametrize("spelling", GRADIENT_LOST_ON_2_2_AND_2_3)
 def test_compiled_value_requiring_grad_into_plain_tensor_2_2_to_2_3(device, spelling, run):
-    value, _ = VALUE_CASES[spelling]
-    v = torch.tensor(value, device=device, requires_grad=True)
-    x = torch.zeros(3, device=device)
-    run(_assign_value, x, spelling, v)
+    x, _ = _assigned_value_requiring_grad(device, spelling, run, into="plain")
     assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, False, None, 1)
 
 
 @pytest.mark.clause("INDEX-99")
-@pytest.mark.parametrize("spelling", GRADIENT_LOST_BEFORE_2_4)
+@pytest.mark.parametrize("spelling", GRADIENT_LOST_ON_2_2_AND_2_3)
 def test_compiled_gradient_to_assigned_value_2_2_to_2_3(device, spelling, run):
-    value, _ = VALUE_CASES[spelling]
-    v = torch.tensor(value, device=device, requires_grad=True)
-    x = leaf(device) * 2
-    run(_assign_value, x, spelling, v)
-    (x * torch.tensor(W, device=device)).sum().backward()
+    x, v = _assigned_value_requiring_grad(device, spelling, run, into="non-leaf")
+    _backward_through(x)
     assert v.grad is None
 
 

@@ -188,10 +188,9 @@ def test_detach_of_inference_tensor_has_a_version_counter(device, update, grad, 
     assert same_storage(d, t)
 
 
-# > INFER-90 (until 2.8): Inside a compiled function called outside inference mode, each update of INFER-41 of
+# > INFER-90 (2.1, and 2.4 to 2.8): Inside a compiled function called outside inference mode, each update of INFER-41 of
 # > `d = t.detach()` raises RuntimeError "Inplace update to inference tensor outside InferenceMode is not allowed".
 @pytest.mark.clause("INFER-90")
-@pytest.mark.compiled_since("2.2")  # 2.1.2 refuses them too: the boundary at 2.4 shows on 2.2.2 and 2.3.1
 @pytest.mark.parametrize("update", DETACH_UPDATES.params())
 @pytest.mark.parametrize("grad", ["enabled", "no_grad"])
 def test_compiled_update_of_detached_inference_tensor_raises(device, update, grad, run):

@@ -83,15 +83,16 @@ def view_rebase(ax) -> None:
 
 def release_timeline(ax) -> None:
     """Per spec page, the torch releases where one of its clauses starts or stops holding (the clause ranges)."""
-    clauses = [c for c in reg.default().clauses.values() if c.since or c.until]
-    boundaries = sorted({b for c in clauses for b in (c.since, c.until) if b}, key=lambda v: v.release)
+    clauses = [c for c in reg.default().clauses.values() if c.ranged]
+    bounds = {c.id: {b for r in c.ranges for b in r if b} for c in clauses}
+    boundaries = sorted(set().union(*bounds.values()), key=lambda v: v.release)
     pages = sorted({c.page for c in clauses})
     minors = [f"2.{n}" for n in range(0, max(b.release[1] for b in boundaries) + 1)]
     for row, page in enumerate(reversed(pages)):
         ax.plot([0, len(minors) - 1], [row, row], color="#e5e7eb", lw=1, zorder=0)
         ax.text(-0.4, row, page, ha="right", va="center", fontsize=9, color=INK)
         for b in boundaries:
-            n = sum(1 for c in clauses if c.page == page and b in (c.since, c.until))
+            n = sum(1 for c in clauses if c.page == page and b in bounds[c.id])
             if n:
                 x = minors.index(str(b))
                 ax.scatter([x], [row], s=40 + 30 * n, color=ACCENT, zorder=2)
