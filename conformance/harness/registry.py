@@ -158,6 +158,11 @@ class Registry:
     def pages(self) -> list[str]:
         return sorted({c.page for c in self.clauses.values()})
 
+    def of_page(self, page: str, clause_ids) -> list[str]:
+        """Those of ``clause_ids`` defined on ``page``: an example there illustrates them (the site links it from
+        elsewhere); it only mentions the others."""
+        return [cid for cid in clause_ids if cid in self.clauses and self.clauses[cid].page == page]
+
 
 Body = list[tuple[int, str]]  # (line number, text) of each line between a directive's fences
 Options = dict[str, tuple[str, int]]  # option -> (value, line number)

@@ -1,6 +1,7 @@
 """Executes every {example} block of the spec pages, and the corrected snippet of every erratum, as a doctest, tagged
 with the clauses it shows."""
 
+import contextlib
 import doctest
 
 import pytest
@@ -23,13 +24,15 @@ def _params(compiled: bool, meta: bool = False):
     ]
 
 
-def _run(example):
+def _run(example, run=None):
+    """Run the doctest; inside ``run.compiling()`` when ``run`` is given (an example that calls torch.compile)."""
     parser = doctest.DocTestParser()
     test = parser.get_doctest(example.code, {"torch": torch}, example.name, example.path, example.line)
     runner = doctest.DocTestRunner(optionflags=FLAGS)
     out = []
     # Globals kept: torch.compile puts entries in them that its own clean-up deletes later (KeyError otherwise).
-    runner.run(test, out=out.append, clear_globs=False)
+    with run.compiling() if run else contextlib.nullcontext():
+        runner.run(test, out=out.append, clear_globs=False)
     assert runner.failures == 0, f"{example.path}: example output differs:\n" + "".join(out)
 
 
@@ -44,13 +47,11 @@ def test_spec_example(example, device):
 @pytest.mark.only_devices("cpu")
 @pytest.mark.parametrize("example", _params(compiled=True))
 def test_compiled_spec_example(example, device, run):
-    with run.compiling():
-        _run(example)
+    _run(example, run)
 
 
 # An example of a clause about the meta device only makes its own meta tensors; it runs in the meta item.
 @pytest.mark.only_devices("meta")
 @pytest.mark.parametrize("example", _params(compiled=True, meta=True))
 def test_compiled_meta_spec_example(example, device, run):
-    with run.compiling():
-        _run(example)
+    _run(example, run)

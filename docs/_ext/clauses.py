@@ -142,9 +142,8 @@ class ExampleDirective(SphinxDirective):
         # The first example of each clause on the page is the target `example-<id>` (the divergences table links it).
         labelled = self.env.temp_data.setdefault("tus_example_labels", set())
         page = self.env.docname.split("/")[-1]
-        for cid in self.options["clauses"].split():
-            clause = reg.default().clauses.get(cid)
-            if cid not in labelled and clause is not None and clause.page == page:
+        for cid in reg.default().of_page(page, self.options["clauses"].split()):
+            if cid not in labelled:
                 labelled.add(cid)
                 block["names"].append(example_anchor(cid))
         if block["names"]:

@@ -63,9 +63,8 @@ class DivergencesDirective(SphinxDirective):
         clauses = [c for c in reg.default().clauses.values() if c.modes == ("compile",) and not c.withdrawn]
         if not clauses:
             return [nodes.paragraph("", "No divergence between eager and compiled updates is recorded.")]
-        # Examples are placed on the clause's own page, so the first one found there is the one linked.
-        clauses_by_id = reg.default().clauses
-        shown = {cid for e in reg.default().examples for cid in e.clauses if clauses_by_id[cid].page == e.page}
+        # The first example on the clause's own page is the one linked (clauses.ExampleDirective labels it).
+        shown = {cid for e in reg.default().examples for cid in reg.default().of_page(e.page, e.clauses)}
         rows = [
             [
                 self.clause_cell(c.id, c.id in shown),
