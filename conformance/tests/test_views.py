@@ -477,8 +477,8 @@ def _no_grad_view_update(v, spelling, operand):
 
 
 NO_GRAD_SPELLINGS = ["v.add_(1)", "v += 1", "v.mul_(2)", "v.copy_(t)", "v.zero_()", "v[0] = 7"]
-# Compiled, `v[0] = 7` is refused on 2.1 and from 2.11, not in between (VIEW-93).
-NO_GRAD_REFUSALS = compiled_since("2.11", NO_GRAD_SPELLINGS, ["v[0] = 7"])
+# Compiled, `v[0] = 7` is refused on 2.1 and from 2.11, not in between (VIEW-93): also_on="2.1".
+NO_GRAD_REFUSALS = compiled_since("2.11", NO_GRAD_SPELLINGS, ["v[0] = 7"], also_on="2.1")
 OPERAND_SPELLINGS = ["v.mul_(w)", "v.add_(w)", "v += w", "v.copy_(w)", "v[0] = w[0]"]
 
 
