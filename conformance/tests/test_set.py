@@ -8,7 +8,8 @@ from conformance.harness.checks import SAVED_MODIFIED, assert_values, compiled_s
 # Compile mode of this page is specified from torch 2.2. On 2.2 the compiled steps of SET-1 (x smaller than s),
 # SET-4, SET-6 (set_(s), set_()), SET-7, SET-10 and SET-11 diverge (SET-90 to SET-93): those tests say so with
 # compiled_since("2.3"). On 2.1 a compiled set_(s) leaves x its own storage and values (SET-94, SET-95) and raises
-# under no_grad on a leaf that requires grad (SET-96); SET-90 to SET-92 hold there too.
+# under no_grad on a leaf that requires grad (SET-96) and is differentiated as a view of the old x (SET-97); SET-90 to
+# SET-92 hold there too.
 pytestmark = pytest.mark.compiled_since("2.2")
 # the compiled step of a set_ that grows x fails on 2.2 (SET-90)
 BEFORE_2_3 = pytest.mark.compiled_since("2.3")
@@ -373,3 +374,29 @@ def test_compiled_set_under_no_grad_on_leaf_raises_on_2_1(device, s_values, run)
     if len(s_values) == 2:
         assert str(info.value) == LEAF_ERROR
     assert (x.shape, x._version, x.is_leaf, x.requires_grad, x.grad_fn) == (torch.Size([2]), 0, True, True, None)
+
+
+# > SET-97 (compile, until 2.2): On 2.1, inside a compiled function with grad mode on, `x.set_(s)` on the non-leaf
+# > `x = a * 2` (`a = [1., 2.]` requiring grad, `s` of the shape of `x`) leaves `x` its own storage and gives it a
+# > `grad_fn` of type `AsStridedBackward1`, so `x.sum().backward()` does not raise: `a.grad` is `[2., 2.]`. When
+# > `s` requires grad and `x` does not, `x` keeps its own storage and stays a leaf that does not require grad.
+@pytest.mark.clause("SET-97")
+@pytest.mark.compiled_since("2.1")
+@pytest.mark.parametrize("kind", ["non-leaf", "source requires grad"])
+def test_compiled_set_differentiated_as_old_view_on_2_1(device, kind, run):
+    if kind == "non-leaf":
+        a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+        x = a * 2
+        s = torch.tensor([5.0, 6.0], device=device)
+    else:
+        x = torch.tensor([1.0, 2.0], device=device)
+        s = torch.tensor([5.0, 6.0], device=device, requires_grad=True)
+    storage = x.untyped_storage()._cdata
+    run(set_, x, s)
+    assert x.untyped_storage()._cdata == storage and not same_storage(x, s)
+    if kind == "non-leaf":
+        assert (x.requires_grad, x.is_leaf, type(x.grad_fn).__name__) == (True, False, "AsStridedBackward1")
+        x.sum().backward()
+        assert_values(a.grad, [2.0, 2.0], "a.grad")
+    else:
+        assert (x.requires_grad, x.is_leaf) == (False, True)
