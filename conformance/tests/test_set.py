@@ -5,14 +5,13 @@ import torch
 
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, compiled_since, raises, same_storage
 
-# Compile mode of this page is specified from torch 2.2. On 2.2 the compiled steps of SET-1 (x smaller than s),
-# SET-4, SET-6 (set_(s), set_()), SET-7, SET-10 and SET-11 diverge (SET-90 to SET-93): those tests say so with
-# compiled_since("2.3"). On 2.1 a compiled set_(s) leaves x its own storage and values (SET-94, SET-95) and raises
-# under no_grad on a leaf that requires grad (SET-96) and is differentiated as a view of the old x (SET-97); SET-90 to
-# SET-92 hold there too.
-pytestmark = pytest.mark.compiled_since("2.2")
-# the compiled step of a set_ that grows x fails on 2.2 (SET-90)
+# Compile mode of this page is specified from torch 2.1. Before 2.3 the compiled steps of SET-1 (x smaller than s),
+# SET-4 (set_()), SET-6 (set_(s), set_()), SET-7, SET-10 and SET-11 diverge (SET-90 to SET-93; SET-97 for SET-10 on
+# 2.1): those tests say so with compiled_since("2.3"). On 2.1 a compiled set_(s) leaves x its own storage and values
+# (SET-94, SET-95: SET-1 with x of shape (3, 4), SET-2) and raises under no_grad on a leaf that requires grad (SET-96:
+# SET-8, SET-9): those tests say so with compiled_since("2.2").
 BEFORE_2_3 = pytest.mark.compiled_since("2.3")
+BEFORE_2_2 = pytest.mark.compiled_since("2.2")
 
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
 NOT_IMPLEMENTED = "derivative for set_ is not implemented"
@@ -41,7 +40,11 @@ def source(device, requires_grad=False):
 @pytest.mark.clause("SET-1")
 @pytest.mark.parametrize("kind", ["s", "s.t()", "s[1:]"])
 @pytest.mark.parametrize(
-    "x_shape", [*(pytest.param(shape, id=str(shape), marks=BEFORE_2_3) for shape in SMALLER), (3, 4)], ids=str
+    "x_shape",
+    [
+        *(pytest.param(shape, id=str(shape), marks=BEFORE_2_3) for shape in SMALLER),  # SET-90
+        pytest.param((3, 4), id="(3, 4)", marks=BEFORE_2_2),  # SET-94
+    ],
 )
 def test_set_adopts_storage_and_geometry(device, kind, x_shape, run):
     x = torch.zeros(x_shape, device=device)
@@ -54,6 +57,7 @@ def test_set_adopts_storage_and_geometry(device, kind, x_shape, run):
 
 # > SET-2: From then on `x` and `s` read and write the same values: a write into either is seen in the other.
 @pytest.mark.clause("SET-2")
+@BEFORE_2_2  # SET-95
 def test_set_shares_values(device, run):
     x = torch.tensor([1.0, 2.0], device=device)
     s = torch.tensor([5.0, 6.0, 7.0], device=device)
@@ -163,6 +167,7 @@ def test_set_on_leaf_under_no_grad(device, run):
 # > RuntimeError whose message contains "one of the variables needed for gradient computation has been
 # > modified by an inplace operation".
 @pytest.mark.clause("SET-8")
+@BEFORE_2_2  # SET-96
 def test_set_after_save_raises_at_backward(device, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     y = (x * x).sum()
@@ -175,6 +180,7 @@ def test_set_after_save_raises_at_backward(device, run):
 # > `[5., 6., 7.]` under `torch.no_grad()`, the gradient of `(x * x).sum()` is `[10., 12., 14.]`; `s` receives no
 # > gradient.
 @pytest.mark.clause("SET-9")
+@BEFORE_2_2  # SET-96
 def test_graph_after_set_uses_new_values(device, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     s = torch.tensor([5.0, 6.0, 7.0], device=device)
@@ -189,7 +195,7 @@ def test_graph_after_set_uses_new_values(device, run):
 # > leaf, and its `grad_fn` is of type `NotImplemented`; `backward()` through it raises RuntimeError whose
 # > message contains "derivative for set_ is not implemented".
 @pytest.mark.clause("SET-10")
-@BEFORE_2_3  # SET-93
+@BEFORE_2_3  # SET-93; on 2.1 SET-97
 @pytest.mark.parametrize("kind", ["non-leaf", "source requires grad"])
 def test_set_is_not_differentiable(device, kind, run):
     if kind == "non-leaf":
