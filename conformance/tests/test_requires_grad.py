@@ -8,7 +8,8 @@ from conformance.harness.populations import BINARY_OPS, NON_DIFFERENTIABLE_RESUL
 
 # Compile mode of this page is specified on every release that has torch.compile (2.1 on); on 2.1 the method
 # `requires_grad_()` differs compiled (REQGRAD-90): the tests that change a leaf's flag with it say so with
-# compiled_since("2.2").
+# compiled_since("2.2") on the method's parameters only; the assignment `t.requires_grad = b` (the setter) holds
+# compiled on 2.1 too (REQGRAD-5, REQGRAD-6, REQGRAD-13 run it there), so it needs no clause of its own.
 
 LEAF_ONLY = "you can only change requires_grad flags of leaf variables"
 
@@ -95,7 +96,7 @@ def test_requires_grad_setter_integer_raises(device, dtype, run):
 @pytest.mark.parametrize("dtype", GRAD_DTYPES)
 @pytest.mark.parametrize(
     "spelling", compiled_since("2.2", ["requires_grad_()", "requires_grad = True"], ["requires_grad_()"])
-)
+)  # compiled, before 2.2: the method, REQGRAD-90 (the assignment holds compiled on 2.1)
 def test_floating_and_complex_can_require_grad(device, spelling, dtype, run):
     t = torch.zeros(2, device=device, dtype=dtype)
     run(SET[spelling], t)
@@ -127,7 +128,9 @@ def _toggle(t, flag, spelling):
 # > REQGRAD-6: On a leaf, `requires_grad_(b)` returns the tensor itself and `t.requires_grad = b` sets the
 # > flag; in both directions the tensor stays a leaf without `grad_fn`.
 @pytest.mark.clause("REQGRAD-6")
-@pytest.mark.parametrize("spelling", compiled_since("2.2", ["requires_grad_", "setter"], ["requires_grad_"]))
+@pytest.mark.parametrize(
+    "spelling", compiled_since("2.2", ["requires_grad_", "setter"], ["requires_grad_"])
+)  # compiled, before 2.2: the method, REQGRAD-90 (the setter holds compiled on 2.1)
 def test_leaf_toggle(device, spelling, run):
     t = torch.tensor([1.0, 2.0], device=device)
     step = run.function(_toggle)
@@ -257,7 +260,7 @@ def test_autograd_grad_wrt_non_requiring_raises(device):
 @pytest.mark.clause("REQGRAD-13")
 @pytest.mark.parametrize(
     "spelling", compiled_since("2.2", ["requires_grad_(False)", "requires_grad = False"], ["requires_grad_(False)"])
-)
+)  # compiled, before 2.2: the method, REQGRAD-90 (the assignment holds compiled on 2.1)
 def test_turning_off_after_graph_skips_accumulation(device, spelling, run):
     a = leaf(device)
     b = leaf(device)

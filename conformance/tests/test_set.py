@@ -5,12 +5,13 @@ import torch
 
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, compiled_since, raises, same_storage
 
-# Compile mode of this page is specified from torch 2.2. On 2.2 the compiled steps of SET-1 (x smaller than s),
-# SET-4, SET-6 (set_(s), set_()), SET-7, SET-10 and SET-11 diverge (SET-90 to SET-93): those tests say so with
-# compiled_since("2.3"). On 2.1.2 more fails (x does not share the storage of s), not yet specified.
-pytestmark = pytest.mark.compiled_since("2.2")
-# the compiled step of a set_ that grows x fails on 2.2 (SET-90)
+# Compile mode of this page is specified from torch 2.1. Before 2.3 the compiled steps of SET-1 (x smaller than s),
+# SET-4 (set_()), SET-6 (set_(s), set_()), SET-7, SET-10 and SET-11 diverge (SET-90 to SET-93; SET-97 for SET-10 on
+# 2.1): those tests say so with compiled_since("2.3"). On 2.1 a compiled set_(s) leaves x its own storage and values
+# (SET-94, SET-95: SET-1 with x of shape (3, 4), SET-2) and raises under no_grad on a leaf that requires grad (SET-96:
+# SET-8, SET-9): those tests say so with compiled_since("2.2").
 BEFORE_2_3 = pytest.mark.compiled_since("2.3")
+BEFORE_2_2 = pytest.mark.compiled_since("2.2")
 
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
 NOT_IMPLEMENTED = "derivative for set_ is not implemented"
@@ -39,7 +40,11 @@ def source(device, requires_grad=False):
 @pytest.mark.clause("SET-1")
 @pytest.mark.parametrize("kind", ["s", "s.t()", "s[1:]"])
 @pytest.mark.parametrize(
-    "x_shape", [*(pytest.param(shape, id=str(shape), marks=BEFORE_2_3) for shape in SMALLER), (3, 4)], ids=str
+    "x_shape",
+    [
+        *(pytest.param(shape, id=str(shape), marks=BEFORE_2_3) for shape in SMALLER),  # SET-90
+        pytest.param((3, 4), id="(3, 4)", marks=BEFORE_2_2),  # SET-94
+    ],
 )
 def test_set_adopts_storage_and_geometry(device, kind, x_shape, run):
     x = torch.zeros(x_shape, device=device)
@@ -52,6 +57,7 @@ def test_set_adopts_storage_and_geometry(device, kind, x_shape, run):
 
 # > SET-2: From then on `x` and `s` read and write the same values: a write into either is seen in the other.
 @pytest.mark.clause("SET-2")
+@BEFORE_2_2  # SET-95
 def test_set_shares_values(device, run):
     x = torch.tensor([1.0, 2.0], device=device)
     s = torch.tensor([5.0, 6.0, 7.0], device=device)
@@ -161,6 +167,7 @@ def test_set_on_leaf_under_no_grad(device, run):
 # > RuntimeError whose message contains "one of the variables needed for gradient computation has been
 # > modified by an inplace operation".
 @pytest.mark.clause("SET-8")
+@BEFORE_2_2  # SET-96
 def test_set_after_save_raises_at_backward(device, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     y = (x * x).sum()
@@ -173,6 +180,7 @@ def test_set_after_save_raises_at_backward(device, run):
 # > `[5., 6., 7.]` under `torch.no_grad()`, the gradient of `(x * x).sum()` is `[10., 12., 14.]`; `s` receives no
 # > gradient.
 @pytest.mark.clause("SET-9")
+@BEFORE_2_2  # SET-96
 def test_graph_after_set_uses_new_values(device, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     s = torch.tensor([5.0, 6.0, 7.0], device=device)
@@ -187,7 +195,7 @@ def test_graph_after_set_uses_new_values(device, run):
 # > leaf, and its `grad_fn` is of type `NotImplemented`; `backward()` through it raises RuntimeError whose
 # > message contains "derivative for set_ is not implemented".
 @pytest.mark.clause("SET-10")
-@BEFORE_2_3  # SET-93
+@BEFORE_2_3  # SET-93; on 2.1 SET-97
 @pytest.mark.parametrize("kind", ["non-leaf", "source requires grad"])
 def test_set_is_not_differentiable(device, kind, run):
     if kind == "non-leaf":
@@ -299,3 +307,102 @@ def test_compiled_set_keeps_old_graph_on_2_2(device, run):
     run(set_, y, t)
     assert same_storage(y, t)
     assert (y.requires_grad, y.is_leaf) == (False, True)
+
+
+# > SET-94 (compile, until 2.2): On 2.1, inside a compiled function, `x.set_(s)` on an `x` that does not require
+# > grad, for `s`, `s.t()` and `s[1:]` of a (2, 3) tensor `s` with `x` of shape (2, 3) or (3, 4), and for `x` of
+# > shape (2,) with `s` of shape (3,), returns `x`, gives `x` the shape, strides and storage offset of `s` and
+# > increases `x._version`, but `x` keeps its own storage object (grown to fit in the last case) and does not share
+# > the storage of `s`. `s._version` is unchanged.
+ON_2_1_CASES = [
+    *((x_shape, kind) for x_shape in [(2, 3), (3, 4)] for kind in ["s", "s.t()", "s[1:]"]),
+    ((2,), "s of shape (3,)"),
+]
+
+
+def _on_2_1_case(device, x_shape, kind):
+    x = (torch.arange(float(torch.Size(x_shape).numel()), device=device) + 100).reshape(x_shape)
+    if kind == "s of shape (3,)":
+        x = torch.tensor([1.0, 2.0], device=device)
+        return x, torch.tensor([5.0, 6.0, 7.0], device=device)
+    base = source(device)
+    return x, {"s": base, "s.t()": base.t(), "s[1:]": base[1:]}[kind]
+
+
+@pytest.mark.clause("SET-94")
+@pytest.mark.compiled_since("2.1")
+@pytest.mark.parametrize(("x_shape", "kind"), ON_2_1_CASES, ids=[f"x{shape}-{kind}" for shape, kind in ON_2_1_CASES])
+def test_compiled_set_keeps_own_storage_on_2_1(device, x_shape, kind, run):
+    x, s = _on_2_1_case(device, x_shape, kind)
+    storage, sv = x.untyped_storage()._cdata, s._version
+    assert run(set_, x, s) is x
+    assert (x.shape, x.stride(), x.storage_offset()) == (s.shape, s.stride(), s.storage_offset())
+    assert x.untyped_storage()._cdata == storage
+    assert not same_storage(x, s)
+    assert x._version > 0 and s._version == sv
+
+
+# > SET-95 (compile, until 2.2): On 2.1, in the cases of SET-94, `x` holds the values its own storage held, read with
+# > the shape, strides and offset of `s`: `x = [[100., 101., 102.], [103., 104., 105.]]` after `x.set_(s)`,
+# > `x.set_(s.t())` and `x.set_(s[1:])` equals the same tensor, its transpose and its second row; for `x = [1., 2.]`
+# > and `s` of three elements, the first two values of `x` are `[1., 2.]`. A later write into `s` is not seen in `x`.
+@pytest.mark.clause("SET-95")
+@pytest.mark.compiled_since("2.1")
+@pytest.mark.parametrize(("x_shape", "kind"), ON_2_1_CASES, ids=[f"x{shape}-{kind}" for shape, kind in ON_2_1_CASES])
+def test_compiled_set_keeps_own_values_on_2_1(device, x_shape, kind, run):
+    x, s = _on_2_1_case(device, x_shape, kind)
+    old = x.clone().flatten()
+    run(set_, x, s)
+    if kind == "s of shape (3,)":
+        assert_values(x[:2], [1.0, 2.0], "x[:2]")
+    else:
+        expected = old.as_strided(s.shape, s.stride(), s.storage_offset())
+        assert_values(x, expected.tolist(), "x")
+    before = x.tolist()
+    s.fill_(-1.0)
+    assert x.tolist() == before
+
+
+# > SET-96 (compile, until 2.2): On 2.1, inside a compiled function, `x.set_(s)` under `torch.no_grad()` on a leaf
+# > `x = [1., 2.]` that requires grad raises RuntimeError: whose message is "a leaf Variable that requires grad is
+# > being used in an in-place operation." when `s` has the shape of `x` (`[5., 6.]`), and whose message contains
+# > "shape '[3]' is invalid for input of size 2" when `s` is `[5., 6., 7.]`. `x` keeps its shape and `_version`,
+# > and stays a leaf that requires grad.
+@pytest.mark.clause("SET-96")
+@pytest.mark.compiled_since("2.1")
+@pytest.mark.parametrize("s_values", [[5.0, 6.0], [5.0, 6.0, 7.0]], ids=["same shape", "three elements"])
+def test_compiled_set_under_no_grad_on_leaf_raises_on_2_1(device, s_values, run):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    s = torch.tensor(s_values, device=device)
+    message = LEAF_ERROR if len(s_values) == 2 else "shape '[3]' is invalid for input of size 2"
+    with raises(RuntimeError, message) as info:
+        run(set_no_grad, x, s)
+    if len(s_values) == 2:
+        assert str(info.value) == LEAF_ERROR
+    assert (x.shape, x._version, x.is_leaf, x.requires_grad, x.grad_fn) == (torch.Size([2]), 0, True, True, None)
+
+
+# > SET-97 (compile, until 2.2): On 2.1, inside a compiled function with grad mode on, `x.set_(s)` on the non-leaf
+# > `x = a * 2` (`a = [1., 2.]` requiring grad, `s` of the shape of `x`) leaves `x` its own storage and gives it a
+# > `grad_fn` of type `AsStridedBackward1`, so `x.sum().backward()` does not raise: `a.grad` is `[2., 2.]`. When
+# > `s` requires grad and `x` does not, `x` keeps its own storage and stays a leaf that does not require grad.
+@pytest.mark.clause("SET-97")
+@pytest.mark.compiled_since("2.1")
+@pytest.mark.parametrize("kind", ["non-leaf", "source requires grad"])
+def test_compiled_set_differentiated_as_old_view_on_2_1(device, kind, run):
+    if kind == "non-leaf":
+        a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+        x = a * 2
+        s = torch.tensor([5.0, 6.0], device=device)
+    else:
+        x = torch.tensor([1.0, 2.0], device=device)
+        s = torch.tensor([5.0, 6.0], device=device, requires_grad=True)
+    storage = x.untyped_storage()._cdata
+    run(set_, x, s)
+    assert x.untyped_storage()._cdata == storage and not same_storage(x, s)
+    if kind == "non-leaf":
+        assert (x.requires_grad, x.is_leaf, type(x.grad_fn).__name__) == (True, False, "AsStridedBackward1")
+        x.sum().backward()
+        assert_values(a.grad, [2.0, 2.0], "a.grad")
+    else:
+        assert (x.requires_grad, x.is_leaf) == (False, True)
