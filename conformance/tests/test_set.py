@@ -232,7 +232,6 @@ def test_set_dtype_and_device_mismatch(device, run):
 # > `s` (`x` of shape `()`, `(0,)` or `(2,)`, `s` of shape `(2, 3)`; with grad mode on, and under `torch.no_grad()`
 # > on a leaf that requires grad) raises AssertionError while Dynamo traces it; `x` keeps its shape and `_version`.
 @pytest.mark.clause("SET-90")
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.parametrize("x_shape", SMALLER, ids=str)
 @pytest.mark.parametrize("grad_mode", ["enabled", "no_grad, leaf"])
 def test_compiled_set_growing_x_fails_to_trace_before_2_3(device, x_shape, grad_mode, run):
@@ -249,7 +248,6 @@ def test_compiled_set_growing_x_fails_to_trace_before_2_3(device, x_shape, grad_
 # > dtype error of SET-11; for the device mismatch of SET-11 it goes on with "Unhandled FakeTensor Device
 # > Propagation for aten.set_.source_Tensor, found two different devices". `x` keeps its shape and `_version`.
 @pytest.mark.clause("SET-91")
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.parametrize(
     "case",
     ["leaf, set_(s)", "leaf, set_()", "float64 s", "s on another device"],
@@ -279,7 +277,6 @@ def test_compiled_set_errors_come_wrapped_before_2_3(device, case, run):
 # > does not require grad raises RuntimeError whose message contains "The size of tensor a (2) must match the size
 # > of tensor b (0)"; `x` keeps its shape and `_version`.
 @pytest.mark.clause("SET-92")
-@pytest.mark.compiled_since("2.1")
 def test_compiled_set_to_empty_fails_before_2_3(device, run):
     x = torch.tensor([1.0, 2.0], device=device)
     with raises(RuntimeError, "The size of tensor a (2) must match the size of tensor b (0)"):
@@ -330,7 +327,6 @@ def _on_2_1_case(device, x_shape, kind):
 
 
 @pytest.mark.clause("SET-94")
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.parametrize(("x_shape", "kind"), ON_2_1_CASES, ids=[f"x{shape}-{kind}" for shape, kind in ON_2_1_CASES])
 def test_compiled_set_keeps_own_storage_on_2_1(device, x_shape, kind, run):
     x, s = _on_2_1_case(device, x_shape, kind)
@@ -347,7 +343,6 @@ def test_compiled_set_keeps_own_storage_on_2_1(device, x_shape, kind, run):
 # > `x.set_(s.t())` and `x.set_(s[1:])` equals the same tensor, its transpose and its second row; for `x = [1., 2.]`
 # > and `s` of three elements, the first two values of `x` are `[1., 2.]`. A later write into `s` is not seen in `x`.
 @pytest.mark.clause("SET-95")
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.parametrize(("x_shape", "kind"), ON_2_1_CASES, ids=[f"x{shape}-{kind}" for shape, kind in ON_2_1_CASES])
 def test_compiled_set_keeps_own_values_on_2_1(device, x_shape, kind, run):
     x, s = _on_2_1_case(device, x_shape, kind)
@@ -369,7 +364,6 @@ def test_compiled_set_keeps_own_values_on_2_1(device, x_shape, kind, run):
 # > "shape '[3]' is invalid for input of size 2" when `s` is `[5., 6., 7.]`. `x` keeps its shape and `_version`,
 # > and stays a leaf that requires grad.
 @pytest.mark.clause("SET-96")
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.parametrize("s_values", [[5.0, 6.0], [5.0, 6.0, 7.0]], ids=["same shape", "three elements"])
 def test_compiled_set_under_no_grad_on_leaf_raises_on_2_1(device, s_values, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
@@ -387,7 +381,6 @@ def test_compiled_set_under_no_grad_on_leaf_raises_on_2_1(device, s_values, run)
 # > `grad_fn` of type `AsStridedBackward1`, so `x.sum().backward()` does not raise: `a.grad` is `[2., 2.]`. When
 # > `s` requires grad and `x` does not, `x` keeps its own storage and stays a leaf that does not require grad.
 @pytest.mark.clause("SET-97")
-@pytest.mark.compiled_since("2.1")
 @pytest.mark.parametrize("kind", ["non-leaf", "source requires grad"])
 def test_compiled_set_differentiated_as_old_view_on_2_1(device, kind, run):
     if kind == "non-leaf":
