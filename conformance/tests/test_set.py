@@ -190,6 +190,14 @@ def test_graph_after_set_uses_new_values(device, run):
     assert s.grad is None
 
 
+def _set_with_grad(device, kind):
+    """(a, x, s) where grad mode makes `x.set_(s)` matter: `x = a * 2` a non-leaf, or `s` requiring grad."""
+    a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    if kind == "non-leaf":
+        return a, a * 2, torch.tensor([5.0, 6.0], device=device)
+    return a, torch.tensor([1.0, 2.0], device=device), torch.tensor([5.0, 6.0], device=device, requires_grad=True)
+
+
 # > SET-10: `set_` is not differentiable. With grad mode enabled it is accepted on a non-leaf that requires grad,
 # > and on a tensor that does not require grad when `s` requires grad; afterwards `x` requires grad, is not a
 # > leaf, and its `grad_fn` is of type `NotImplemented`; `backward()` through it raises RuntimeError whose
@@ -198,13 +206,7 @@ def test_graph_after_set_uses_new_values(device, run):
 @BEFORE_2_3  # SET-93; on 2.1 SET-97
 @pytest.mark.parametrize("kind", ["non-leaf", "source requires grad"])
 def test_set_is_not_differentiable(device, kind, run):
-    if kind == "non-leaf":
-        a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
-        x = a * 2
-        s = torch.tensor([5.0, 6.0], device=device)
-    else:
-        x = torch.tensor([1.0, 2.0], device=device)
-        s = torch.tensor([5.0, 6.0], device=device, requires_grad=True)
+    _, x, s = _set_with_grad(device, kind)
     run(set_, x, s)
     assert (x.requires_grad, x.is_leaf, type(x.grad_fn).__name__) == (True, False, "NotImplemented")
     assert same_storage(x, s)
@@ -383,13 +385,7 @@ def test_compiled_set_under_no_grad_on_leaf_raises_on_2_1(device, s_values, run)
 @pytest.mark.clause("SET-97")
 @pytest.mark.parametrize("kind", ["non-leaf", "source requires grad"])
 def test_compiled_set_differentiated_as_old_view_on_2_1(device, kind, run):
-    if kind == "non-leaf":
-        a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
-        x = a * 2
-        s = torch.tensor([5.0, 6.0], device=device)
-    else:
-        x = torch.tensor([1.0, 2.0], device=device)
-        s = torch.tensor([5.0, 6.0], device=device, requires_grad=True)
+    a, x, s = _set_with_grad(device, kind)
     storage = x.untyped_storage()._cdata
     run(set_, x, s)
     assert x.untyped_storage()._cdata == storage and not same_storage(x, s)
