@@ -90,6 +90,7 @@ DIVERGENT = {
     "DATA-96",
     "DATA-97",
     "DATA-98",
+    "DATA-101",
     "DETACH-90",
     "FUNC-90",
     "FUNC-91",
