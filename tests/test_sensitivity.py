@@ -127,6 +127,7 @@ DIVERGENT = {
     "VERSION-91",
     "VERSION-94",
     "VERSION-95",
+    "VERSION-99",
     "VIEW-91",
     "VIEW-93",
     "VIEW-94",
