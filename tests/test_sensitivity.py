@@ -90,6 +90,7 @@ DIVERGENT = {
     "DATA-96",
     "DATA-97",
     "DATA-98",
+    "DATA-101",
     "DETACH-90",
     "FUNC-90",
     "FUNC-91",
@@ -126,12 +127,14 @@ DIVERGENT = {
     "VERSION-91",
     "VERSION-94",
     "VERSION-95",
+    "VERSION-99",
     "VIEW-91",
     "VIEW-93",
     "VIEW-94",
     "VIEW-95",
     "VIEW-96",
     "VIEW-97",
+    "VIEW-98",
 }
 # A divergence on meta only: the run below (cpu) cannot see it.
 DIVERGENT_ON_META = {"COMPILE-10", "INDEX-98", "VERSION-93"}

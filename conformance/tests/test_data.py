@@ -93,7 +93,7 @@ def _data_iadd(x):
 
 # The writes of DATA-4: every member of INPLACE_SPELLINGS applied to `t = x.data`, and the statement `x.data += 1`.
 WRITES = [pytest.param(_through_data(fn), id=mid) for mid, fn in INPLACE_SPELLINGS.available()] + [
-    # compiled, raises from 2.4 (DATA-91); before, it is not refused: not yet specified
+    # compiled, raises from 2.4 (DATA-91); before 2.4: DATA-101 (not refused, `_version` 1)
     pytest.param(_data_iadd, id="x.data += 1", marks=pytest.mark.compiled_since("2.4"))
 ]
 WRITE_ID = {p.values[0]: p.id for p in WRITES}
@@ -137,6 +137,23 @@ def test_write_through_data_changes_values(device, write, clause, run):
         plain = torch.tensor([1.0, 2.0])
         MEMBER[wid](plain)
         assert_values(x, plain.tolist(), f"x after {wid} (as on a normal tensor)")
+
+
+# > DATA-101 (compile, until 2.4): compiled, `x.data += 1` raises no error; `x` stays a leaf that requires grad with
+# > no `grad_fn`, `x._version` is 1, `x` holds its old values plus 1 (on a device with values), and `backward()` of a
+# > graph that saved `x` before raises "... is at version 1; expected version 0 instead".
+@pytest.mark.clause("DATA-101")
+@pytest.mark.parametrize("write", [pytest.param(_data_iadd, id="x.data += 1")])
+def test_compiled_data_iadd_accepted_before_2_4(device, write, run):
+    x = leaf(device)
+    y = (x * x).sum()  # MulBackward0 saves x
+    run(write, x)
+    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 1)
+    if device != "meta":
+        assert_values(x, EXPECTED["x.data += 1"], "x after x.data += 1")
+    with raises(RuntimeError, SAVED_MODIFIED) as info:
+        y.backward()
+    assert "is at version 1; expected version 0 instead" in str(info.value)
 
 
 # > DATA-6: When autograd has saved `x` for backward and `x` is then modified through `x.data`,

@@ -864,7 +864,7 @@ def test_saved_tensor_shares_storage(device, op):
 # > VERSION-61: Reading a saved tensor back after that tensor was updated in place raises RuntimeError "one of the
 # > variables needed for gradient computation has been modified by an inplace operation".
 @pytest.mark.clause("VERSION-61")
-# x.exp() saves its result y: compiled before 2.4 the update of y replaces y.grad_fn (NOGRAD-92)
+# x.exp() saves its result y: compiled before 2.4 the update of y replaces y.grad_fn (VERSION-99)
 @pytest.mark.parametrize("op", compiled_since("2.4", ["x.pow(2)", "x.exp()"], ["x.exp()"]))
 def test_reading_modified_saved_tensor_raises(device, op, run):
     x = leaf(device)
@@ -873,6 +873,24 @@ def test_reading_modified_saved_tensor_raises(device, op, run):
     run(_mul10_under_no_grad, original)
     with raises(RuntimeError, SAVED_MODIFIED):
         getattr(y.grad_fn, attr)
+
+
+# > VERSION-99 (compile, until 2.4): compiled, after the update of `y = x.exp()` under no_grad, `y.grad_fn` is a
+# > `CopyBackwards` node: reading `y.grad_fn._saved_result` raises AttributeError "'CopyBackwards' object has no
+# > attribute '_saved_result'"; the `ExpBackward0` node of before the update raises the error of VERSION-61.
+@pytest.mark.clause("VERSION-99")
+@pytest.mark.parametrize("op", ["x.exp()"])
+def test_compiled_update_of_saved_output_replaces_its_node_before_2_4(device, op, run):
+    x = leaf(device)
+    y, saved = SAVING[op](x)
+    ((attr, original),) = saved.items()
+    node = y.grad_fn
+    run(_mul10_under_no_grad, original)
+    assert type(y.grad_fn).__name__ == "CopyBackwards"
+    with raises(AttributeError, f"'CopyBackwards' object has no attribute '{attr}'"):
+        getattr(y.grad_fn, attr)
+    with raises(RuntimeError, SAVED_MODIFIED):
+        getattr(node, attr)
 
 
 # > VERSION-62 (UNSPECIFIED): Whether the tensor read back is the same Python object as the tensor that was saved.

@@ -498,7 +498,7 @@ def test_no_grad_view_modified_with_grad_raises(device, spelling, kind, run):
 
 
 @pytest.mark.clause("VIEW-11")
-# compiled before 2.4, v[0] = w[0] is not refused: not yet specified
+# compiled, v[0] = w[0] is not refused on 2.2 and 2.3 (VIEW-98); refused on 2.1 too, not recorded there
 @pytest.mark.parametrize("spelling", compiled_since("2.4", OPERAND_SPELLINGS, ["v[0] = w[0]"]))
 def test_no_grad_view_modified_with_operand_requiring_grad_raises(device, spelling, run):
     x = _base_of("plain", device)
@@ -507,6 +507,23 @@ def test_no_grad_view_modified_with_operand_requiring_grad_raises(device, spelli
         v = x[1:]
     with raises(RuntimeError, NO_GRAD_VIEW):
         run(_no_grad_view_update, v, spelling, w)
+
+
+# > VIEW-98 (compile, 2.2 to 2.4): compiled, `v[0] = w[0]` on a no_grad view of a tensor that does not require grad,
+# > `w` requiring grad, is not refused; view and base have `_version` 1, neither requires grad, and the base holds
+# > `w[0]` where `v[0]` is (on a device with values).
+@pytest.mark.clause("VIEW-98")
+@pytest.mark.parametrize("spelling", ["v[0] = w[0]"])
+def test_compiled_no_grad_view_assigned_operand_requiring_grad_accepted(device, spelling, run):
+    x = _base_of("plain", device)
+    w = torch.tensor([3.0, 4.0], device=device, requires_grad=True)
+    with torch.no_grad():
+        v = x[1:]
+    run(_no_grad_view_update, v, spelling, w)
+    assert (x._version, v._version) == (1, 1)
+    assert (x.requires_grad, x.grad_fn, v.requires_grad, v.grad_fn) == (False, None, False, None)
+    if device != "meta":
+        assert_values(x, [1.0, 3.0, 3.0], f"x after {spelling}")
 
 
 # > VIEW-12: That refused operation leaves `_version` of the view and of its base unchanged.
