@@ -498,8 +498,8 @@ def test_no_grad_view_modified_with_grad_raises(device, spelling, kind, run):
 
 
 @pytest.mark.clause("VIEW-11")
-# compiled, v[0] = w[0] is not refused on 2.2 and 2.3 (VIEW-98); refused on 2.1 too, not recorded there
-@pytest.mark.parametrize("spelling", compiled_since("2.4", OPERAND_SPELLINGS, ["v[0] = w[0]"]))
+# compiled, v[0] = w[0] is not refused on 2.2 and 2.3 (VIEW-98); it is on 2.1
+@pytest.mark.parametrize("spelling", compiled_since("2.4", OPERAND_SPELLINGS, ["v[0] = w[0]"], also_on="2.1"))
 def test_no_grad_view_modified_with_operand_requiring_grad_raises(device, spelling, run):
     x = _base_of("plain", device)
     w = torch.tensor([3.0, 4.0], device=device, requires_grad=True)
