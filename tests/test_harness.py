@@ -296,6 +296,29 @@ def test_compiled_since_makes_older_releases_not_applicable_with_the_reason(demo
     assert compiled["reasons"] == ["the compiled behaviour of this test is specified from torch 99.0, not yet before"]
 
 
+def test_compiled_since_on_named_devices_leaves_the_others_specified(demo):
+    """``compiled_since("99.0", devices="meta")``: only on meta does the compiled step differ on older releases."""
+    add_test(
+        demo,
+        """
+        import pytest
+        import torch
+        @pytest.mark.compiled_since("99.0", devices="meta")
+        @pytest.mark.clause("DEMO-6")
+        def test_step(device, run):
+            x = torch.ones(1, device=device)
+            run(lambda t: t.add_(1), x)
+            assert x._version >= 1
+    """,
+    )
+    with (demo / "spec" / "demo.md").open("a") as spec:
+        spec.write("\n:::{clause} DEMO-6\n:level: MUST\n\nAn update step.\n:::\n")
+    code, output, doc = run(demo, "--device", "cpu,meta", "--mode", "compile")
+    assert code == 0, output
+    assert doc["devices"]["cpu"]["compile"]["DEMO-6"]["outcome"] == "pass"
+    assert doc["devices"]["meta"]["compile"]["DEMO-6"]["outcome"] == "not-applicable"
+
+
 def test_a_clause_some_of_whose_tests_are_specified_compiled_later_passes_in_part_saying_why(demo):
     """One test specified compiled from now, one from a later release: the clause passes with 1 test and a reason,
     never as a pass of all its tests."""

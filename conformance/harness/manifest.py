@@ -40,9 +40,13 @@ def item_params(item) -> str:
 
 def item_compiled_since(item) -> tuple[str, ...] | None:
     """The release from which a test's compile mode is specified, then the older release series where it is too
-    (``@pytest.mark.compiled_since("2.4", also_on="2.1")``), or None."""
+    (``@pytest.mark.compiled_since("2.4", also_on="2.1")``), or None; None too on a device the mark does not name
+    (``devices="meta"``: only there does the compiled step differ on older releases)."""
     mark = item.get_closest_marker("compiled_since")
-    return (mark.args[0], *mark.kwargs.get("also_on", "").split()) if mark else None
+    devices = mark.kwargs.get("devices") if mark else None
+    if not mark or (devices and item_device(item) not in devices.split()):
+        return None
+    return (mark.args[0], *mark.kwargs.get("also_on", "").split())
 
 
 def item_clauses(item) -> list[str]:

@@ -130,7 +130,7 @@ def meta_divergences(device: str | None, torch_version: str) -> dict[str, MetaDi
     return {
         member: entry
         for entry in META_DIVERGENCES
-        if clauses[entry.clause].applies_to(torch_version)
+        if entry.clause in clauses and clauses[entry.clause].applies_to(torch_version)  # (a test's own spec: none)
         for member in entry.members
     }
 

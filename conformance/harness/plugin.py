@@ -85,8 +85,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "only_devices(*names): run this test on these devices only")
     config.addinivalue_line(
         "markers",
-        "compiled_since(release, also_on=series): compile mode of this test is specified from this torch release"
-        " (and on the older release series named; modes.py)",
+        "compiled_since(release, also_on=series, devices=names): compile mode of this test is specified from this"
+        " torch release (and on the older release series named; on other devices than those named, everywhere)",
     )
     try:
         config._conformance_registry = reg.default()
