@@ -92,6 +92,7 @@ DIVERGENT = {
     "DATA-98",
     "DATA-101",
     "DETACH-90",
+    "DETACH-91",
     "FUNC-90",
     "FUNC-91",
     "GRAD-91",
@@ -131,6 +132,7 @@ DIVERGENT = {
     "VERSION-91",
     "VERSION-94",
     "VERSION-95",
+    "VERSION-98",
     "VERSION-99",
     "VIEW-91",
     "VIEW-93",
@@ -141,7 +143,7 @@ DIVERGENT = {
     "VIEW-98",
 }
 # A divergence on meta only: the run below (cpu) cannot see it.
-DIVERGENT_ON_META = {"COMPILE-10", "INDEX-98", "VERSION-93"}
+DIVERGENT_ON_META = {"COMPILE-10", "COPY-97", "INDEX-98", "INPLACE-95", "VERSION-93"}
 # SAME_AS_EAGER: for a range of releases compiled code behaves as eager does, or what the clause's tests check
 # holds eagerly too (VIEW-90: its tests check the message fragment, which the eager error has as well).
 SAME_AS_EAGER = {

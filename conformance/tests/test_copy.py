@@ -271,7 +271,7 @@ def test_copy_complex_into_real_warns(device, warns, run):
 # > COPY-14: The gradient that reaches `src` through `y.copy_(src)` has the dtype of `src`, while `y` keeps
 # > its own dtype.
 @pytest.mark.clause("COPY-14")
-@pytest.mark.compiled_since("2.3")  # compiled, differs before 2.3: not yet specified
+@pytest.mark.compiled_since("2.3")  # compiled, before 2.3: COPY-97 (on meta the step fails to compile)
 def test_copy_gradient_dtype(device, run):
     a = leaf(device)
     y = a * 1
@@ -280,6 +280,29 @@ def test_copy_gradient_dtype(device, run):
     assert y.dtype == torch.float32
     y.sum().backward()
     assert (src.grad.dtype, a.grad.dtype) == (torch.float64, torch.float32)
+
+
+# > COPY-97 (compile, meta, until 2.3): the compiled `y.copy_(src)` of COPY-14 raises BackendCompilerFailed (a
+# > RuntimeError) whose message contains "Creating a new Tensor subclass FakeTensor but the raw Tensor object is
+# > already associated to a python object of type FakeTensor"; `y` stays float32 with `grad_fn` MulBackward0 and
+# > `_version` 0.
+FAKE_REWRAP = (
+    "Creating a new Tensor subclass FakeTensor but the raw Tensor object is already associated to a python object "
+    "of type FakeTensor"
+)
+
+
+@pytest.mark.clause("COPY-97")
+def test_compiled_copy_gradient_dtype_fails_on_meta_before_2_3(device, run):
+    import torch._dynamo.exc
+
+    a = leaf(device)
+    y = a * 1
+    src = torch.tensor([3.0, 4.0], device=device, dtype=torch.float64, requires_grad=True)
+    with raises(RuntimeError, FAKE_REWRAP) as info:
+        run(copy, y, src)
+    assert isinstance(info.value, torch._dynamo.exc.BackendCompilerFailed)
+    assert (y.dtype, type(y.grad_fn).__name__, y._version) == (torch.float32, "MulBackward0", 0)
 
 
 # > COPY-15: `x.copy_(src)` keeps the device of `x`. Into a `meta` tensor from a `cpu` one it is accepted

@@ -1,5 +1,7 @@
 """Conformance tests for spec/detach.md (`detach()` and `detach_()`). Each test quotes the clause it proves."""
 
+import warnings
+
 import pytest
 import torch
 
@@ -147,7 +149,7 @@ def test_write_through_detach_to_unsaved_tensor_is_fine(device, update, run):
 # > DETACH-8: `x.detach().requires_grad_()` is a new leaf that requires grad: a backward through it
 # > accumulates into its own `.grad` and leaves `x.grad` as `None`.
 @pytest.mark.clause("DETACH-8")
-@pytest.mark.compiled_since("2.2")  # compiled, differs before 2.2: not yet specified
+@pytest.mark.compiled_since("2.2")  # compiled, before 2.2: DETACH-91 (a non-leaf whose backward reaches x)
 def test_detach_then_requires_grad_is_new_leaf(device, run):
     x = leaf(device)
     d = run(lambda x: x.detach().requires_grad_(), x)
@@ -155,6 +157,22 @@ def test_detach_then_requires_grad_is_new_leaf(device, run):
     (d * d).sum().backward()
     assert x.grad is None
     assert_values(d.grad, [2.0, 4.0], "d.grad = 2 * d")
+
+
+# > DETACH-91 (compile, until 2.2): the compiled `x.detach().requires_grad_()` returns a non-leaf `d` that requires
+# > grad, with an `AsStridedBackward0` `grad_fn` leading to `x`: a backward of `(d * d).sum()` accumulates `2 * d`
+# > into `x.grad` and leaves `d.grad` as `None`.
+@pytest.mark.clause("DETACH-91")
+def test_compiled_detach_then_requires_grad_reaches_x_before_2_2(device, run):
+    x = leaf(device)
+    d = run(lambda x: x.detach().requires_grad_(), x)
+    assert (d.is_leaf, d.requires_grad, type(d.grad_fn).__name__) == (False, True, "AsStridedBackward0")
+    assert d.grad_fn.next_functions[0][0].variable is x
+    (d * d).sum().backward()
+    assert_values(x.grad, [2.0, 4.0], "x.grad = 2 * d")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # reading .grad of a non-leaf warns
+        assert d.grad is None
 
 
 # > DETACH-9: `x.detach_()` on a tensor that is not a view (a leaf that requires grad, or a non-leaf)

@@ -109,11 +109,23 @@ def test_inplace_on_leaf_requiring_grad_raises_compiled(device, spelling, run):
 # > requires grad, has no `grad_fn`, and keeps its `_version`.
 @pytest.mark.clause("INPLACE-2")
 @pytest.mark.parametrize("spelling", list(ALL))
-@pytest.mark.compiled_since("2.2")  # compiled, differs before 2.2: not yet specified
+@pytest.mark.compiled_since("2.2")  # compiled, before 2.2: INPLACE-95 (on meta, x.copy_(v) raises AssertionError)
 def test_refused_inplace_changes_no_metadata(device, spelling, run):
     x = leaf(device)
     with pytest.raises(RuntimeError):
         run(ALL[spelling][0], x)
+    assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 0)
+
+
+# > INPLACE-95 (compile, meta, until 2.2): the compiled `x.copy_(v)` of INPLACE-1 on a leaf that requires grad
+# > raises a bare AssertionError (not a RuntimeError) while Dynamo traces it; afterwards `x` is still a leaf that
+# > requires grad, has no `grad_fn`, and keeps `_version` 0.
+@pytest.mark.clause("INPLACE-95")
+def test_compiled_refused_copy_raises_assertion_error_on_meta_before_2_2(device, run):
+    x = leaf(device)
+    with pytest.raises(AssertionError) as info:
+        run(METHODS["x.copy_(v)"][0], x)
+    assert not isinstance(info.value, RuntimeError)
     assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 0)
 
 

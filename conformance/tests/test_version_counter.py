@@ -223,7 +223,7 @@ def _non_writing(x, y, o):
 
 
 @pytest.mark.clause("VERSION-3")
-@pytest.mark.compiled_since("2.2")  # compiled, differs before 2.2: not yet specified
+@pytest.mark.compiled_since("2.2")  # compiled, before 2.2: VERSION-98 (x.requires_grad_() does not stick)
 def test_non_writing_operations_keep_version(device, run):
     x = plain(device)
     x.add_(1)
@@ -233,6 +233,21 @@ def test_non_writing_operations_keep_version(device, run):
     o = torch.empty(2, device=device)
     run(_non_writing, x, y, o)
     assert x.requires_grad
+    assert x._version == before
+    assert y._version == 0 and o._version > 0
+
+
+# > VERSION-98 (compile, until 2.2): on 2.1 the compiled step of VERSION-3 counts as VERSION-3 says, but
+# > `x.requires_grad_()` inside it leaves `x` not requiring grad (REQGRAD-90).
+@pytest.mark.clause("VERSION-98")
+def test_non_writing_operations_keep_version_compiled_on_2_1(device, run):
+    x = plain(device)
+    x.add_(1)
+    before = x._version
+    y = plain(device)
+    o = torch.empty(2, device=device)
+    run(_non_writing, x, y, o)
+    assert not x.requires_grad
     assert x._version == before
     assert y._version == 0 and o._version > 0
 
