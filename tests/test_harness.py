@@ -271,6 +271,11 @@ def test_ignore_ranges_confirms_tight_boundaries_and_flags_loose_ones(demo):
     assert code == 1 and "LOOSE-1" in output and "PASSES, the range is too narrow" in output
 
 
+# The clause a compiled_since("99.0") mark names: what the step does compiled before 99.0 (no test of its own here).
+SPECIFIED_FROM_99 = "the compiled behaviour of this test is specified from torch 99.0; before, see DEMO-90"
+COMPILED_BEFORE = "\n:::{clause} DEMO-90\n:level: MUST\n:modes: compile\n\nThe step compiled, before 99.0.\n:::\n"
+
+
 def test_compiled_since_makes_older_releases_not_applicable_with_the_reason(demo):
     """A test whose compiled behaviour is specified from a later release: not-applicable compiled, saying why."""
     add_test(
@@ -278,7 +283,7 @@ def test_compiled_since_makes_older_releases_not_applicable_with_the_reason(demo
         """
         import pytest
         import torch
-        @pytest.mark.compiled_since("99.0")
+        @pytest.mark.compiled_since("99.0", before="DEMO-90")
         @pytest.mark.clause("DEMO-6")
         def test_step(device, run):
             x = torch.ones(1, device=device)
@@ -287,23 +292,23 @@ def test_compiled_since_makes_older_releases_not_applicable_with_the_reason(demo
     """,
     )
     with (demo / "spec" / "demo.md").open("a") as spec:
-        spec.write("\n:::{clause} DEMO-6\n:level: MUST\n\nAn update step.\n:::\n")
+        spec.write("\n:::{clause} DEMO-6\n:level: MUST\n\nAn update step.\n:::\n" + COMPILED_BEFORE)
     code, output, doc = run(demo, "--device", "cpu", "--mode", "eager,compile")
     assert code == 0, output
     assert doc["devices"]["cpu"]["eager"]["DEMO-6"]["outcome"] == "pass"
     compiled = doc["devices"]["cpu"]["compile"]["DEMO-6"]
     assert compiled["outcome"] == "not-applicable", compiled
-    assert compiled["reasons"] == ["the compiled behaviour of this test is specified from torch 99.0, not yet before"]
+    assert compiled["reasons"] == [SPECIFIED_FROM_99]
 
 
 def test_compiled_since_on_named_devices_leaves_the_others_specified(demo):
-    """``compiled_since("99.0", devices="meta")``: only on meta does the compiled step differ on older releases."""
+    """``compiled_since("99.0", before=..., devices="meta")``: only on meta does the compiled step differ before."""
     add_test(
         demo,
         """
         import pytest
         import torch
-        @pytest.mark.compiled_since("99.0", devices="meta")
+        @pytest.mark.compiled_since("99.0", before="DEMO-90", devices="meta")
         @pytest.mark.clause("DEMO-6")
         def test_step(device, run):
             x = torch.ones(1, device=device)
@@ -312,7 +317,7 @@ def test_compiled_since_on_named_devices_leaves_the_others_specified(demo):
     """,
     )
     with (demo / "spec" / "demo.md").open("a") as spec:
-        spec.write("\n:::{clause} DEMO-6\n:level: MUST\n\nAn update step.\n:::\n")
+        spec.write("\n:::{clause} DEMO-6\n:level: MUST\n\nAn update step.\n:::\n" + COMPILED_BEFORE)
     code, output, doc = run(demo, "--device", "cpu,meta", "--mode", "compile")
     assert code == 0, output
     assert doc["devices"]["cpu"]["compile"]["DEMO-6"]["outcome"] == "pass"
@@ -332,7 +337,7 @@ def test_a_clause_some_of_whose_tests_are_specified_compiled_later_passes_in_par
             x = torch.ones(1, device=device)
             run(lambda t: t.add_(1), x)
             assert x._version >= 1
-        @pytest.mark.compiled_since("99.0")
+        @pytest.mark.compiled_since("99.0", before="DEMO-90")
         @pytest.mark.clause("DEMO-6")
         def test_later(device, run):
             x = torch.ones(1, device=device)
@@ -341,7 +346,7 @@ def test_a_clause_some_of_whose_tests_are_specified_compiled_later_passes_in_par
     """,
     )
     with (demo / "spec" / "demo.md").open("a") as spec:
-        spec.write("\n:::{clause} DEMO-6\n:level: MUST\n\nAn update step.\n:::\n")
+        spec.write("\n:::{clause} DEMO-6\n:level: MUST\n\nAn update step.\n:::\n" + COMPILED_BEFORE)
     code, output, doc = run(demo, "--device", "cpu", "--mode", "eager,compile")
     assert code == 0, output
     assert doc["devices"]["cpu"]["eager"]["DEMO-6"] | {"observed": {}} == {
@@ -352,7 +357,7 @@ def test_a_clause_some_of_whose_tests_are_specified_compiled_later_passes_in_par
     }
     compiled = doc["devices"]["cpu"]["compile"]["DEMO-6"]
     assert (compiled["outcome"], compiled["tests"]) == ("pass", 1), compiled
-    assert compiled["reasons"] == ["the compiled behaviour of this test is specified from torch 99.0, not yet before"]
+    assert compiled["reasons"] == [SPECIFIED_FROM_99]
 
 
 def test_every_compiled_since_mark_names_a_release_after_the_first_that_compiles():
@@ -368,13 +373,16 @@ def test_every_compiled_since_mark_names_a_release_after_the_first_that_compiles
 
 def test_a_clause_range_is_the_only_reason_when_it_excludes_the_release():
     """A compiled test outside its clause's range says so, not also that its page is specified from a later release."""
+    from conformance.harness.modes import CompiledSince
     from conformance.harness.recorder import not_applicable
 
     clause = registry.default().clauses["CLONE-91"]  # compile only, since 2.5
-    reason = not_applicable([clause], "cpu", "compile", "2.4.1", compiled_since="2.5")
+    reason = not_applicable([clause], "cpu", "compile", "2.4.1", compiled_since=CompiledSince("2.5", ("CLONE-90",)))
     assert reason == "not-applicable: CLONE-91 holds since 2.5"
-    inside = not_applicable([clause], "cpu", "compile", "2.6.0", compiled_since="2.7")
-    assert inside == "not-applicable: the compiled behaviour of this test is specified from torch 2.7, not yet before"
+    inside = not_applicable([clause], "cpu", "compile", "2.6.0", compiled_since=CompiledSince("2.7", ("CLONE-90",)))
+    assert inside == (
+        "not-applicable: the compiled behaviour of this test is specified from torch 2.7; before, see CLONE-90"
+    )
 
 
 @pytest.mark.parametrize(
@@ -445,10 +453,27 @@ def test_the_backend_settings_are_found_where_each_release_keeps_them(make):
 
 
 def test_compiled_since_also_on_specifies_an_older_release_series_too():
-    """``compiled_since("2.4", also_on="2.1")``: specified on 2.1.x and from 2.4, not on 2.2 and 2.3."""
-    from conformance.harness.modes import not_yet_specified
+    """``compiled_since("2.4", before="GRAD-92", also_on="2.1")``: specified on 2.1.x and from 2.4, not on 2.2, 2.3."""
+    from conformance.harness.modes import CompiledSince, specified_later
 
-    assert [not_yet_specified(("2.4", "2.1"), v) for v in ("2.1.2", "2.4.1", "2.9.0")] == [None, None, None]
-    assert not_yet_specified(("2.4", "2.1"), "2.2.2") == (
-        "the compiled behaviour of this test is specified from torch 2.4 (and on 2.1), not yet before"
+    since = CompiledSince("2.4", ("GRAD-92",), also_on=("2.1",))
+    assert [specified_later(since, v) for v in ("2.1.2", "2.4.1", "2.9.0")] == [None, None, None]
+    assert specified_later(since, "2.2.2") == (
+        "the compiled behaviour of this test is specified from torch 2.4 (and on 2.1); before, see GRAD-92"
     )
+
+
+@pytest.mark.parametrize(
+    ("before", "problem"),
+    [
+        ("", "name the compile-only clauses that state what the step does before 2.4 (before=...)"),
+        ("NOPE-1", "unknown clause 'NOPE-1' in before="),
+        ("NOGRAD-8", "NOGRAD-8 in before= is not a clause about compile mode only"),
+        ("CLONE-91", "CLONE-91 in before= holds on no release before 2.4"),  # since 2.5
+        ("NOGRAD-92", None),
+    ],
+)
+def test_a_compiled_since_mark_must_name_the_clauses_that_state_the_older_releases(before, problem):
+    from conformance.harness.modes import CompiledSince
+
+    assert CompiledSince("2.4", tuple(before.split())).problem(registry.default().clauses) == problem

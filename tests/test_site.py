@@ -69,12 +69,13 @@ def test_a_status_line_tells_outcomes_in_version_order(monkeypatch):
     assert status.clause_line(clause) == "Recorded: FAILS on 2.0.1; holds on 2.1.2–2.2.2 (cpu)."
 
 
-def test_a_status_line_says_holds_in_part_where_some_compiled_tests_are_not_specified_yet(monkeypatch):
-    from conformance.harness.modes import NOT_YET_SPECIFIED
+def test_a_status_line_says_holds_in_part_where_another_clause_states_some_compiled_tests(monkeypatch):
+    from conformance.harness.modes import SPECIFIED_FROM
 
     clause = registry.default().clauses["SET-1"]  # eager and compiled, every release
-    later = [NOT_YET_SPECIFIED.format(release="2.3")]
-    compiled = {"2.1.2": ("not-applicable", [NOT_YET_SPECIFIED.format(release="2.2")]), "2.2.2": ("pass", later)}
+    later = [SPECIFIED_FROM.format(release="2.3", clauses="SET-90")]
+    earlier = [SPECIFIED_FROM.format(release="2.2", clauses="SET-94")]
+    compiled = {"2.1.2": ("not-applicable", earlier), "2.2.2": ("pass", later)}
     compiled["2.3.1"] = ("pass", [])
     recorded = {
         (v, "cpu"): {
@@ -90,8 +91,8 @@ def test_a_status_line_says_holds_in_part_where_some_compiled_tests_are_not_spec
     }
     monkeypatch.setattr(status, "recorded", lambda: recorded)
     assert status.clause_line(clause) == (
-        "Recorded: holds on 2.1.2–2.3.1 (cpu). Compiled: holds in part (other tests: not specified before 2.3)"
-        " on 2.2.2; holds on 2.3.1; not specified before 2.2 (cpu)."
+        "Recorded: holds on 2.1.2–2.3.1 (cpu). Compiled: holds in part (other tests: before 2.3 see SET-90)"
+        " on 2.2.2; holds on 2.3.1; before 2.2 see SET-94 (cpu)."
     )
 
 

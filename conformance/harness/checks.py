@@ -54,12 +54,11 @@ def by_mode(eager_clause: str, compiled_clause: str, eager, compiled, as_eager: 
     return params
 
 
-def compiled_since(release: str, params: list, ids, also_on: str = "") -> list:
+def compiled_since(release: str, params: list, ids, before: str, **mark_options) -> list:
     """``params`` (plain values or ``pytest.param``) with those whose id is in ``ids`` marked
-    ``compiled_since(release)``: their compiled behaviour differs before that release and a sibling clause with
-    that range says how, so this test specifies their compile mode from ``release`` on (and on the older release
-    series ``also_on`` names, where they behave as from ``release``)."""
-    mark = pytest.mark.compiled_since(release, also_on=also_on) if also_on else pytest.mark.compiled_since(release)
+    ``compiled_since(release, before=...)``: their compiled behaviour differs before that release and the
+    compile-only clauses ``before`` names state how (mark options: harness/modes.CompiledSince)."""
+    mark = pytest.mark.compiled_since(release, before=before, **mark_options)
     out = []
     for p in params:
         if isinstance(p, str):

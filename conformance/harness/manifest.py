@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from .modes import CompiledSince
+
 Key = tuple[str, str, str]  # (clause id, device, mode)
 
 
@@ -38,15 +40,14 @@ def item_params(item) -> str:
     return item.callspec.id if hasattr(item, "callspec") else ""
 
 
-def item_compiled_since(item) -> tuple[str, ...] | None:
-    """The release from which a test's compile mode is specified, then the older release series where it is too
-    (``@pytest.mark.compiled_since("2.4", also_on="2.1")``), or None; None too on a device the mark does not name
-    (``devices="meta"``: only there does the compiled step differ on older releases)."""
+def item_compiled_since(item) -> CompiledSince | None:
+    """A test's ``@pytest.mark.compiled_since`` (harness/modes.py), or None; None too on a device the mark does not
+    name (``devices="meta"``: only there does the compiled step differ on older releases)."""
     mark = item.get_closest_marker("compiled_since")
-    devices = mark.kwargs.get("devices") if mark else None
-    if not mark or (devices and item_device(item) not in devices.split()):
+    if not mark:
         return None
-    return (mark.args[0], *mark.kwargs.get("also_on", "").split())
+    since = CompiledSince.from_mark(mark)
+    return None if since.devices and item_device(item) not in since.devices else since
 
 
 def item_clauses(item) -> list[str]:

@@ -42,7 +42,8 @@ from .registry import default as spec_registry
 BACKEND = "aot_eager"
 EAGER_ONLY = "no test of this clause runs its update step under torch.compile"
 # Why a test is not-applicable in compile mode (the results validator accepts these, harness/results.py).
-NOT_YET_SPECIFIED = "the compiled behaviour of this test is specified from torch {release}, not yet before"
+# {clauses}: "NOGRAD-92" or "INDEX-94, INDEX-96".
+SPECIFIED_FROM = "the compiled behaviour of this test is specified from torch {release}; before, see {clauses}"
 RELEASE_AND_SERIES = r"[\d.]+(?: \(and on [\d., ]+\))?"  # how {release} reads there: "2.4" or "2.4 (and on 2.1)"
 ON_META = "{clause}: compiled on meta before torch {release}, `{member}` {what}"
 
@@ -104,21 +105,58 @@ def unsupported(torch_version: str, python: str | None = None) -> str | None:
     return None
 
 
-def not_yet_specified(compiled_since: str | tuple[str, ...] | None, torch_version: str) -> str | None:
-    """Why a test marked ``compiled_since(release)`` says nothing compiled on an older torch, or None. A tuple
-    ``(release, *series)`` adds older release series (``also_on``) where the test is specified too.
+@dataclass(frozen=True)
+class CompiledSince:
+    """``@pytest.mark.compiled_since(release, before="ID ...", also_on="2.1", devices="meta")`` on a test: its
+    compiled step does what the test checks from ``release`` on (and on the ``also_on`` release series); before,
+    it does something else, which the compile-only clauses ``before`` state with their own ranges. ``devices``:
+    only there (elsewhere the test is specified on every release)."""
 
-    The compiled behaviour of older releases differs in many of its clauses and is not bisected yet: those releases
-    are not-applicable for it, not failures (issue 10: torch 2.1.2 and 2.5.1 differ on most pages)."""
-    from packaging.version import Version
+    release: str
+    before: tuple[str, ...]
+    also_on: tuple[str, ...] = ()
+    devices: tuple[str, ...] = ()
 
-    if not compiled_since:
+    @classmethod
+    def from_mark(cls, mark) -> CompiledSince:
+        words = {key: tuple(str(mark.kwargs.get(key, "")).split()) for key in ("before", "also_on", "devices")}
+        return cls(mark.args[0], **words)
+
+    def covers(self, torch_version: str) -> bool:
+        """Whether the test is specified compiled on this torch."""
+        from packaging.version import Version
+
+        torch_release = Version(Version(torch_version).base_version)
+        return torch_release >= Version(self.release) or torch_release.release[:2] in {
+            Version(s).release for s in self.also_on
+        }
+
+    def problem(self, clauses: dict) -> str | None:
+        """What is wrong with the mark, given the registry's clauses, or None."""
+        from packaging.version import Version
+
+        if not self.before:
+            return f"name the compile-only clauses that state what the step does before {self.release} (before=...)"
+        for cid in self.before:
+            clause = clauses.get(cid)
+            if clause is None:
+                return f"unknown clause {cid!r} in before="
+            if clause.modes != ("compile",):
+                return f"{cid} in before= is not a clause about compile mode only"
+            if all(since is not None and since >= Version(self.release) for since, _ in clause.ranges):
+                return f"{cid} in before= holds on no release before {self.release}"
         return None
-    release, *also_on = (compiled_since,) if isinstance(compiled_since, str) else compiled_since
-    torch_release = Version(Version(torch_version).base_version)
-    if torch_release < Version(release) and torch_release.release[:2] not in {Version(s).release for s in also_on}:
-        also = f" (and on {', '.join(also_on)})" if also_on else ""
-        return NOT_YET_SPECIFIED.format(release=f"{release}{also}")
+
+    def reason(self) -> str:
+        also = f" (and on {', '.join(self.also_on)})" if self.also_on else ""
+        return SPECIFIED_FROM.format(release=f"{self.release}{also}", clauses=", ".join(self.before))
+
+
+def specified_later(compiled_since: CompiledSince | None, torch_version: str) -> str | None:
+    """Why a test marked ``compiled_since`` is not-applicable compiled on this torch (another clause states what its
+    step does here), or None."""
+    if compiled_since and not compiled_since.covers(torch_version):
+        return compiled_since.reason()
     return None
 
 

@@ -85,8 +85,9 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "only_devices(*names): run this test on these devices only")
     config.addinivalue_line(
         "markers",
-        "compiled_since(release, also_on=series, devices=names): compile mode of this test is specified from this"
-        " torch release (and on the older release series named; on other devices than those named, everywhere)",
+        "compiled_since(release, before=clauses, also_on=series, devices=names): compile mode of this test is"
+        " specified from this torch release; before, the compile-only clauses named say what the step does"
+        " (harness/modes.CompiledSince)",
     )
     try:
         config._conformance_registry = reg.default()
@@ -181,6 +182,9 @@ def pytest_collection_modifyitems(session, config, items):
                 f"{item.nodeid}: its clauses do not all apply in {item_mode(item)} mode; split the test"
             )
         item._conformance_clauses = clauses
+        mark = item.get_closest_marker("compiled_since")
+        if mark and (problem := mod.CompiledSince.from_mark(mark).problem(registry.clauses)):
+            raise pytest.UsageError(f"{item.nodeid}: compiled_since: {problem}")
     if config.getoption("--ignore-ranges"):
         # Only tests of a clause outside its version range on this torch say anything about the range's boundary;
         # inside it, the run without --ignore-ranges (the recording) is what shows the clause holds.

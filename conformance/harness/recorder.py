@@ -39,7 +39,7 @@ def not_applicable(
     if mode == "compile" and (
         why := mod.unsupported(torch_version)
         # a reason of the clause's own (its range, device or mode) says why better than the test's floor
-        or (not reasons and mod.not_yet_specified(compiled_since, torch_version))
+        or (not reasons and mod.specified_later(compiled_since, torch_version))
         or mod.on_meta(params, device, torch_version)
     ):
         reasons.append(why)

@@ -17,7 +17,9 @@ WORDS = {"pass": "holds", "fail": "FAILS", "not-applicable": "not applicable", "
 # Why a clause inside its range was not-applicable compiled, in the words of a clause's status line.
 RELEASE = r"(?P<release>[\d.]+)"
 SPECIFIED_FROM = re.compile(
-    re.escape(modes.NOT_YET_SPECIFIED).replace(re.escape("{release}"), f"(?P<release>{modes.RELEASE_AND_SERIES})")
+    re.escape(modes.SPECIFIED_FROM)
+    .replace(re.escape("{release}"), f"(?P<release>{modes.RELEASE_AND_SERIES})")
+    .replace(re.escape("{clauses}"), f"(?P<clauses>{results.CLAUSE_IDS})")
 )
 ON_META = re.compile(
     re.escape(modes.ON_META)
@@ -27,7 +29,7 @@ ON_META = re.compile(
     .replace(re.escape("{what}"), "(?P<what>.*)")
 )
 COMPILED_GAPS = (
-    (SPECIFIED_FROM, "not specified before {release}"),
+    (SPECIFIED_FROM, "before {release} see {clauses}"),
     (re.compile(re.escape(modes.EAGER_ONLY)), "no test compiles its update step"),
     (ON_META, "{what} on meta before {release} ({clause})"),
 )
@@ -122,14 +124,19 @@ def _story(clause: reg.Clause, device: str, mode: str) -> tuple[str, ...]:
 
 
 def compiled_gaps(reasons: list[str]) -> list[str]:
-    """Why a clause's compiled tests said nothing, in the words of its status line ('not specified before 2.3')."""
+    """Why a clause's compiled tests said nothing, in the words of its status line ('before 2.3 see SET-90')."""
     gaps = []
     for pattern, words in COMPILED_GAPS:
-        # Of several tests' reasons ("specified from 2.9", "from 2.11"), the earliest release tells.
+        # Of several tests' reasons ("specified from 2.9", "from 2.11"), the earliest release tells; every clause
+        # they name is said.
         matches = [m for m in map(pattern.match, reasons) if m]
-        matches.sort(key=lambda m: Version(m.groupdict().get("release", "0")))
+        matches.sort(key=lambda m: Version(m.groupdict().get("release", "0").split()[0]))
         if matches:
-            gaps.append(words.format(**matches[0].groupdict()))
+            said = matches[0].groupdict()
+            if "clauses" in said:
+                named = [c for m in matches for c in m["clauses"].split(", ")]
+                said["clauses"] = ", ".join(dict.fromkeys(named))
+            gaps.append(words.format(**said))
     return gaps
 
 

@@ -271,7 +271,7 @@ def test_copy_complex_into_real_warns(device, warns, run):
 # > COPY-14: The gradient that reaches `src` through `y.copy_(src)` has the dtype of `src`, while `y` keeps
 # > its own dtype.
 @pytest.mark.clause("COPY-14")
-@pytest.mark.compiled_since("2.3")  # compiled, before 2.3: COPY-97 (on meta the step fails to compile)
+@pytest.mark.compiled_since("2.3", before="COPY-97", devices="meta")  # on meta the step fails to compile
 def test_copy_gradient_dtype(device, run):
     a = leaf(device)
     y = a * 1

@@ -94,7 +94,7 @@ def _data_iadd(x):
 # The writes of DATA-4: every member of INPLACE_SPELLINGS applied to `t = x.data`, and the statement `x.data += 1`.
 WRITES = [pytest.param(_through_data(fn), id=mid) for mid, fn in INPLACE_SPELLINGS.available()] + [
     # compiled, raises from 2.4 (DATA-91); before 2.4: DATA-101 (not refused, `_version` 1)
-    pytest.param(_data_iadd, id="x.data += 1", marks=pytest.mark.compiled_since("2.4"))
+    pytest.param(_data_iadd, id="x.data += 1", marks=pytest.mark.compiled_since("2.4", before="DATA-101"))
 ]
 WRITE_ID = {p.values[0]: p.id for p in WRITES}
 MEMBER = dict(INPLACE_SPELLINGS.available())
@@ -258,7 +258,8 @@ def test_assign_data_keeps_grad_fn_of_non_leaf(device, clause, run):
 # > DATA-9: After `x.data = t`, `x` shares the storage of `t` and takes its shape and dtype.
 @pytest.mark.clause("DATA-9")
 @pytest.mark.parametrize(  # compiled, another dtype raises before 2.9 (DATA-98)
-    "dtype", compiled_since("2.9", dtypes(torch.float32, torch.float64, torch.complex64), ["float64", "complex64"])
+    "dtype",
+    compiled_since("2.9", dtypes(torch.float32, torch.float64, torch.complex64), ["float64", "complex64"], "DATA-98"),
 )
 def test_assign_data_adopts_storage_shape_dtype(device, dtype, run):
     x = leaf(device)
@@ -310,7 +311,7 @@ def test_compiled_assign_data_non_tensor_raises_eagers_error(device, value, run)
 # > DATA-11: `x.data = t` where `x` requires grad and `t` has an integer or bool dtype raises RuntimeError
 # > "must be floating point or complex dtype"; when `x` does not require grad the assignment is accepted.
 @pytest.mark.clause("DATA-11")
-@pytest.mark.compiled_since("2.9")  # compiled, older releases raise another error (DATA-98)
+@pytest.mark.compiled_since("2.9", before="DATA-98")  # older releases raise another error
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.bool])
 def test_assign_integer_data(device, dtype, run):
     x = leaf(device)

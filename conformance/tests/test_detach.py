@@ -149,7 +149,7 @@ def test_write_through_detach_to_unsaved_tensor_is_fine(device, update, run):
 # > DETACH-8: `x.detach().requires_grad_()` is a new leaf that requires grad: a backward through it
 # > accumulates into its own `.grad` and leaves `x.grad` as `None`.
 @pytest.mark.clause("DETACH-8")
-@pytest.mark.compiled_since("2.2")  # compiled, before 2.2: DETACH-91 (a non-leaf whose backward reaches x)
+@pytest.mark.compiled_since("2.2", before="DETACH-91")  # a non-leaf whose backward reaches x
 def test_detach_then_requires_grad_is_new_leaf(device, run):
     x = leaf(device)
     d = run(lambda x: x.detach().requires_grad_(), x)

@@ -232,7 +232,7 @@ WEIGHT_UPDATES = {
 
 # > FUNC-12: An in-place update of `module.weight` itself (under `torch.no_grad()`, or with grad mode on) raises no
 # > error and leaves `original` and its `_version` unchanged.
-@pytest.mark.compiled_since("2.4")  # before: FUNC-90
+@pytest.mark.compiled_since("2.4", before="FUNC-90")
 @pytest.mark.clause("FUNC-12")
 @pytest.mark.parametrize("spelling", list(WEIGHT_UPDATES))
 def test_inplace_on_parametrized_weight_is_lost(device, spelling, run):
@@ -245,7 +245,7 @@ def test_inplace_on_parametrized_weight_is_lost(device, spelling, run):
 
 
 # > FUNC-13: ... the update is lost: `original` and the next `module.weight` have the values they had before.
-@pytest.mark.compiled_since("2.4")  # before: FUNC-90
+@pytest.mark.compiled_since("2.4", before="FUNC-90")
 @pytest.mark.clause("FUNC-13")
 @pytest.mark.parametrize("spelling", list(WEIGHT_UPDATES))
 def test_inplace_on_parametrized_weight_values_lost(device, spelling, run):
@@ -278,7 +278,7 @@ def assign_weight(m, value):
 
 # > FUNC-14: Assigning `module.weight = t` when the parametrization has no `right_inverse` raises RuntimeError whose
 # > message contains "does not implement right_inverse".
-@pytest.mark.compiled_since("2.2")  # before: FUNC-91
+@pytest.mark.compiled_since("2.2", before="FUNC-91")
 @pytest.mark.clause("FUNC-14")
 def test_assign_parametrized_weight_without_right_inverse(device, run):
     m = symmetric_linear(device)

@@ -66,7 +66,9 @@ TENSOR_SPELLINGS = [s for s in INDEX_ASSIGNMENTS.ids() if s not in NUMBER_SPELLI
 def refusals(params):
     """The members whose refusal a test checks; compiled, the refusal starts at 2.9 for TENSOR_SPELLINGS
     (INDEX-96) and at 2.11 for NUMBER_SPELLINGS (INDEX-94)."""
-    return compiled_since("2.9", compiled_since("2.11", params, NUMBER_SPELLINGS), TENSOR_SPELLINGS)
+    return compiled_since(
+        "2.9", compiled_since("2.11", params, NUMBER_SPELLINGS, "INDEX-94"), TENSOR_SPELLINGS, "INDEX-96"
+    )
 
 
 # > INDEX-1: With grad mode enabled, an indexed or sliced assignment to a leaf that requires grad (each member of
@@ -99,7 +101,7 @@ VALUE_INTO_LEAF_ACCEPTED = ["x[:] = v", "x[0] = v"]
 
 @pytest.mark.clause("INDEX-1")
 @pytest.mark.parametrize(  # compiled, older releases accept two of them (INDEX-96)
-    "spelling", compiled_since("2.9", list(VALUE_INTO_LEAF), VALUE_INTO_LEAF_ACCEPTED)
+    "spelling", compiled_since("2.9", list(VALUE_INTO_LEAF), VALUE_INTO_LEAF_ACCEPTED, "INDEX-96")
 )
 def test_assignment_of_value_requiring_grad_to_leaf_raises(device, spelling, run):
     x = leaf(device)
@@ -237,7 +239,8 @@ def test_assignment_values(device, spelling, kind, run):
 # > VERSION-96 (compile, until 2.5): these compiled steps [the assignments of INDEX-10] do what their eager clauses
 # > say, `_version` included. (INDEX-91 holds for them from 2.5.)
 @pytest.mark.parametrize(
-    "bump", compiled_since("2.5", by_mode("INDEX-10", "INDEX-91", 1, 2, as_eager="VERSION-96"), ["INDEX-91"])
+    "bump",
+    compiled_since("2.5", by_mode("INDEX-10", "INDEX-91", 1, 2, as_eager="VERSION-96"), ["INDEX-91"], "VERSION-96"),
 )
 @pytest.mark.parametrize("spelling", INDEX_ASSIGNMENTS.params())
 def test_assignment_to_tensor_not_requiring_grad(device, spelling, bump, run):
@@ -336,7 +339,7 @@ VALUE_CASES = {  # spelling -> (value, gradient of the value)
 }
 # Compiled on 2.2 and 2.3 these lose the value's gradient (INDEX-99); the mask spellings do not, nor does 2.1.
 GRADIENT_LOST_ON_2_2_AND_2_3 = [s for s in VALUE_CASES if not s.startswith("x[mask]")]
-VALUE_SPELLINGS = compiled_since("2.4", list(VALUE_CASES), GRADIENT_LOST_ON_2_2_AND_2_3, also_on="2.1")
+VALUE_SPELLINGS = compiled_since("2.4", list(VALUE_CASES), GRADIENT_LOST_ON_2_2_AND_2_3, "INDEX-99", also_on="2.1")
 
 
 def _assign_value(x, spelling, v):

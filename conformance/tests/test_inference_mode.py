@@ -175,7 +175,7 @@ def test_results_outside_are_normal_tensors(device, op, grad):
 # > assignments `d[0] = 5` and `d[:] = v` is accepted instead of refused (INFER-9), increases `d._version` and
 # > writes into the memory of `t`.
 @pytest.mark.clause("INFER-41")
-@pytest.mark.compiled_since("2.8")  # compiled, older releases refuse the update (INFER-90)
+@pytest.mark.compiled_since("2.8", before="INFER-90")  # older releases refuse the update
 @pytest.mark.parametrize("update", DETACH_UPDATES.params())
 @pytest.mark.parametrize("grad", ["enabled", "no_grad"])
 def test_detach_of_inference_tensor_has_a_version_counter(device, update, grad, run):
@@ -352,8 +352,12 @@ def assert_result(t, update, what):
 @pytest.mark.parametrize(
     "written",
     [
-        # compiled, older releases do not write (INFER-91)
-        pytest.param(True, marks=[pytest.mark.clause("INFER-20"), pytest.mark.compiled_since("2.8")], id="INFER-20"),
+        # compiled, older releases do not write
+        pytest.param(
+            True,
+            marks=[pytest.mark.clause("INFER-20"), pytest.mark.compiled_since("2.8", before="INFER-91")],
+            id="INFER-20",
+        ),
         pytest.param(False, marks=pytest.mark.clause("INFER-91"), id="INFER-91"),
     ],
 )

@@ -109,7 +109,7 @@ def test_inplace_on_leaf_requiring_grad_raises_compiled(device, spelling, run):
 # > requires grad, has no `grad_fn`, and keeps its `_version`.
 @pytest.mark.clause("INPLACE-2")
 @pytest.mark.parametrize("spelling", list(ALL))
-@pytest.mark.compiled_since("2.2")  # compiled, before 2.2: INPLACE-95 (on meta, x.copy_(v) raises AssertionError)
+@pytest.mark.compiled_since("2.2", before="INPLACE-95", devices="meta")  # AssertionError on meta
 def test_refused_inplace_changes_no_metadata(device, spelling, run):
     x = leaf(device)
     with pytest.raises(RuntimeError):

@@ -188,8 +188,9 @@ def test_in_place_on_leaf_inside_changes_values(device, spelling, run):
 # > grad is being used in an in-place operation" ("a view of a leaf Variable ..." for `x[...] = v`), and
 # > "don't support automatic differentiation, but one of the arguments requires grad" for `out=x`.
 @pytest.mark.clause("NOGRAD-6")
-@pytest.mark.parametrize(  # compiled, before: INDEX-94 and INDEX-96
-    "spelling", compiled_since("2.9", compiled_since("2.11", list(UPDATES), ["x[0] = 5"]), ["x[:] = v"])
+@pytest.mark.parametrize(
+    "spelling",
+    compiled_since("2.9", compiled_since("2.11", list(UPDATES), ["x[0] = 5"], "INDEX-94"), ["x[:] = v"], "INDEX-96"),
 )
 def test_in_place_on_leaf_outside_raises(device, spelling, run):
     x = leaf(device)
@@ -220,7 +221,7 @@ def test_in_place_inside_on_saved_tensor_raises(device, update, run):
 # > error, increments `y._version`, and leaves `y` a non-leaf that requires grad with the same `grad_fn`.
 @pytest.mark.clause("NOGRAD-8")
 @pytest.mark.parametrize("spelling", list(UPDATES))
-@pytest.mark.compiled_since("2.4")  # compiled, before 2.4: NOGRAD-92 (the grad_fn is replaced)
+@pytest.mark.compiled_since("2.4", before="NOGRAD-92")  # the grad_fn is replaced
 def test_in_place_on_non_leaf_inside(device, spelling, run):
     y = leaf(device) * 1
     fn = y.grad_fn

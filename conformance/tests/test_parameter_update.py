@@ -156,7 +156,7 @@ WITH_MOMENTUM = ["momentum", "nesterov"]  # compiled, a step with these fails be
 # > grad with no `grad_fn`, and its `_version` has grown; its `.grad` is the same tensor object with the same
 # > `_version`; and grad mode is enabled again after `step()` returns.
 @pytest.mark.clause("PUPD-5")
-@pytest.mark.parametrize("options", compiled_since("2.3", list(SGD_OPTIONS), WITH_MOMENTUM))
+@pytest.mark.parametrize("options", compiled_since("2.3", list(SGD_OPTIONS), WITH_MOMENTUM, "PUPD-92"))
 @pytest.mark.parametrize("make", MODULES.params())
 def test_sgd_step_updates_in_place(device, make, options, run):
     m = make(device)
@@ -183,7 +183,9 @@ def test_sgd_step_updates_in_place(device, make, options, run):
     [
         ({"lr": 0.25}, 1, [0.5, 1.0]),
         ({"lr": 0.5, "weight_decay": 0.5}, 1, [-0.25, -0.5]),
-        pytest.param({"lr": 0.5, "momentum": 0.5}, 2, [-1.5, -3.0], marks=pytest.mark.compiled_since("2.3")),
+        pytest.param(
+            {"lr": 0.5, "momentum": 0.5}, 2, [-1.5, -3.0], marks=pytest.mark.compiled_since("2.3", before="PUPD-92")
+        ),
     ],
 )
 def test_sgd_step_values(device, options, steps, expected, run):
@@ -200,7 +202,7 @@ def test_sgd_step_values(device, options, steps, expected, run):
 # > PUPD-7: `step()` skips a parameter whose `.grad` is `None`: its `_version` is unchanged and its `.grad`
 # > stays `None`.
 @pytest.mark.clause("PUPD-7")
-@pytest.mark.parametrize("options", compiled_since("2.3", list(SGD_OPTIONS), WITH_MOMENTUM))
+@pytest.mark.parametrize("options", compiled_since("2.3", list(SGD_OPTIONS), WITH_MOMENTUM, "PUPD-92"))
 def test_sgd_step_skips_parameter_without_grad(device, options, run):
     used = nn.Parameter(torch.tensor([1.0, 2.0], device=device))
     unused = nn.Parameter(torch.tensor([1.0, 2.0], device=device))

@@ -95,7 +95,7 @@ def test_requires_grad_setter_integer_raises(device, dtype, run):
 @pytest.mark.clause("REQGRAD-5")
 @pytest.mark.parametrize("dtype", GRAD_DTYPES)
 @pytest.mark.parametrize(
-    "spelling", compiled_since("2.2", ["requires_grad_()", "requires_grad = True"], ["requires_grad_()"])
+    "spelling", compiled_since("2.2", ["requires_grad_()", "requires_grad = True"], ["requires_grad_()"], "REQGRAD-90")
 )  # compiled, before 2.2: the method, REQGRAD-90 (the assignment holds compiled on 2.1)
 def test_floating_and_complex_can_require_grad(device, spelling, dtype, run):
     t = torch.zeros(2, device=device, dtype=dtype)
@@ -129,7 +129,7 @@ def _toggle(t, flag, spelling):
 # > flag; in both directions the tensor stays a leaf without `grad_fn`.
 @pytest.mark.clause("REQGRAD-6")
 @pytest.mark.parametrize(
-    "spelling", compiled_since("2.2", ["requires_grad_", "setter"], ["requires_grad_"])
+    "spelling", compiled_since("2.2", ["requires_grad_", "setter"], ["requires_grad_"], "REQGRAD-90")
 )  # compiled, before 2.2: the method, REQGRAD-90 (the setter holds compiled on 2.1)
 def test_leaf_toggle(device, spelling, run):
     t = torch.tensor([1.0, 2.0], device=device)
@@ -259,7 +259,8 @@ def test_autograd_grad_wrt_non_requiring_raises(device):
 # > that graph raises no error and the leaf's `.grad` stays None.
 @pytest.mark.clause("REQGRAD-13")
 @pytest.mark.parametrize(
-    "spelling", compiled_since("2.2", ["requires_grad_(False)", "requires_grad = False"], ["requires_grad_(False)"])
+    "spelling",
+    compiled_since("2.2", ["requires_grad_(False)", "requires_grad = False"], ["requires_grad_(False)"], "REQGRAD-90"),
 )  # compiled, before 2.2: the method, REQGRAD-90 (the assignment holds compiled on 2.1)
 def test_turning_off_after_graph_skips_accumulation(device, spelling, run):
     a = leaf(device)

@@ -10,8 +10,15 @@ from conformance.harness.checks import SAVED_MODIFIED, assert_values, compiled_s
 # 2.1): those tests say so with compiled_since("2.3"). On 2.1 a compiled set_(s) leaves x its own storage and values
 # (SET-94, SET-95: SET-1 with x of shape (3, 4), SET-2) and raises under no_grad on a leaf that requires grad (SET-96:
 # SET-8, SET-9): those tests say so with compiled_since("2.2").
-BEFORE_2_3 = pytest.mark.compiled_since("2.3")
-BEFORE_2_2 = pytest.mark.compiled_since("2.2")
+
+
+def before_2_3(clause):
+    return pytest.mark.compiled_since("2.3", before=clause)
+
+
+def before_2_2(clause):
+    return pytest.mark.compiled_since("2.2", before=clause)
+
 
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
 NOT_IMPLEMENTED = "derivative for set_ is not implemented"
@@ -42,8 +49,8 @@ def source(device, requires_grad=False):
 @pytest.mark.parametrize(
     "x_shape",
     [
-        *(pytest.param(shape, id=str(shape), marks=BEFORE_2_3) for shape in SMALLER),  # SET-90
-        pytest.param((3, 4), id="(3, 4)", marks=BEFORE_2_2),  # SET-94
+        *(pytest.param(shape, id=str(shape), marks=before_2_3("SET-90")) for shape in SMALLER),
+        pytest.param((3, 4), id="(3, 4)", marks=before_2_2("SET-94")),
     ],
 )
 def test_set_adopts_storage_and_geometry(device, kind, x_shape, run):
@@ -57,7 +64,7 @@ def test_set_adopts_storage_and_geometry(device, kind, x_shape, run):
 
 # > SET-2: From then on `x` and `s` read and write the same values: a write into either is seen in the other.
 @pytest.mark.clause("SET-2")
-@BEFORE_2_2  # SET-95
+@before_2_2("SET-95")
 def test_set_shares_values(device, run):
     x = torch.tensor([1.0, 2.0], device=device)
     s = torch.tensor([5.0, 6.0, 7.0], device=device)
@@ -102,7 +109,7 @@ def _set_part(y, s):
 # > `x.set_(storage, offset, size, stride)` selects a part of it; `x.set_()` makes `x` an empty tensor of shape
 # > `(0,)`. Each increases `x._version`.
 @pytest.mark.clause("SET-4")
-@BEFORE_2_3  # SET-92
+@before_2_3("SET-92")
 def test_set_storage_forms(device, run):
     s = torch.tensor([5.0, 6.0, 7.0, 8.0], device=device)
     x = torch.tensor([1.0, 2.0], device=device)
@@ -137,7 +144,7 @@ SET_FORMS = {
 
 
 @pytest.mark.clause("SET-6")
-@pytest.mark.parametrize("form", compiled_since("2.3", list(SET_FORMS), ["set_(s)", "set_()"]))  # SET-91
+@pytest.mark.parametrize("form", compiled_since("2.3", list(SET_FORMS), ["set_(s)", "set_()"], "SET-91"))
 @pytest.mark.parametrize("s_requires_grad", [False, True])
 def test_set_on_leaf_requiring_grad_raises(device, form, s_requires_grad, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
@@ -153,7 +160,7 @@ def test_set_on_leaf_requiring_grad_raises(device, form, s_requires_grad, run):
 # > SET-7: Inside `torch.no_grad()` it is accepted: `x` stays a leaf that requires grad with no `grad_fn`, shares
 # > the storage of `s`, takes its shape, and `x._version` increases.
 @pytest.mark.clause("SET-7")
-@BEFORE_2_3  # SET-90
+@before_2_3("SET-90")
 def test_set_on_leaf_under_no_grad(device, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     s = source(device)
@@ -167,7 +174,7 @@ def test_set_on_leaf_under_no_grad(device, run):
 # > RuntimeError whose message contains "one of the variables needed for gradient computation has been
 # > modified by an inplace operation".
 @pytest.mark.clause("SET-8")
-@BEFORE_2_2  # SET-96
+@before_2_2("SET-96")
 def test_set_after_save_raises_at_backward(device, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     y = (x * x).sum()
@@ -180,7 +187,7 @@ def test_set_after_save_raises_at_backward(device, run):
 # > `[5., 6., 7.]` under `torch.no_grad()`, the gradient of `(x * x).sum()` is `[10., 12., 14.]`; `s` receives no
 # > gradient.
 @pytest.mark.clause("SET-9")
-@BEFORE_2_2  # SET-96
+@before_2_2("SET-96")
 def test_graph_after_set_uses_new_values(device, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     s = torch.tensor([5.0, 6.0, 7.0], device=device)
@@ -203,7 +210,7 @@ def _set_with_grad(device, kind):
 # > leaf, and its `grad_fn` is of type `NotImplemented`; `backward()` through it raises RuntimeError whose
 # > message contains "derivative for set_ is not implemented".
 @pytest.mark.clause("SET-10")
-@BEFORE_2_3  # SET-93; on 2.1 SET-97
+@before_2_3("SET-93 SET-97")
 @pytest.mark.parametrize("kind", ["non-leaf", "source requires grad"])
 def test_set_is_not_differentiable(device, kind, run):
     _, x, s = _set_with_grad(device, kind)
@@ -219,7 +226,7 @@ def test_set_is_not_differentiable(device, kind, run):
 # > another device (a `meta` tensor into a `cpu` one, or the reverse) it raises RuntimeError whose message
 # > contains "the devices must match".
 @pytest.mark.clause("SET-11")
-@BEFORE_2_3  # SET-91
+@before_2_3("SET-91")
 def test_set_dtype_and_device_mismatch(device, run):
     x = torch.tensor([1.0, 2.0], device=device)
     with raises(RuntimeError, "Could not set tensor of type double to a tensor of type float"):

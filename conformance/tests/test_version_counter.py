@@ -223,7 +223,7 @@ def _non_writing(x, y, o):
 
 
 @pytest.mark.clause("VERSION-3")
-@pytest.mark.compiled_since("2.2")  # compiled, before 2.2: VERSION-98 (x.requires_grad_() does not stick)
+@pytest.mark.compiled_since("2.2", before="VERSION-98")  # x.requires_grad_() does not stick
 def test_non_writing_operations_keep_version(device, run):
     x = plain(device)
     x.add_(1)
@@ -880,7 +880,7 @@ def test_saved_tensor_shares_storage(device, op):
 # > variables needed for gradient computation has been modified by an inplace operation".
 @pytest.mark.clause("VERSION-61")
 # x.exp() saves its result y: compiled before 2.4 the update of y replaces y.grad_fn (VERSION-99)
-@pytest.mark.parametrize("op", compiled_since("2.4", ["x.pow(2)", "x.exp()"], ["x.exp()"]))
+@pytest.mark.parametrize("op", compiled_since("2.4", ["x.pow(2)", "x.exp()"], ["x.exp()"], "VERSION-99"))
 def test_reading_modified_saved_tensor_raises(device, op, run):
     x = leaf(device)
     y, saved = SAVING[op](x)

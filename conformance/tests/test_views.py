@@ -18,7 +18,7 @@ from conformance.harness.populations import (
 )
 
 # Updates under no_grad of views of tensors that require grad: compiled, refused before 2.4 (VIEW-95).
-BEFORE_2_4_VIEW_95 = pytest.mark.compiled_since("2.4")
+BEFORE_2_4_VIEW_95 = pytest.mark.compiled_since("2.4", before="VIEW-95")
 
 
 def _mul2(t):
@@ -205,7 +205,7 @@ def test_compiled_inplace_on_view_of_leaf_raises(device, update, view, run):
 
 @pytest.mark.clause("VIEW-90")
 @pytest.mark.parametrize(  # on `x.expand(3, 2, 2)`, `v[...] = t` raises another error before 2.9 (VIEW-94)
-    "view", compiled_since("2.9", SINGLE_OUTPUT_VIEW_OPS.params(), ["x.expand(3, 2, 2)"])
+    "view", compiled_since("2.9", SINGLE_OUTPUT_VIEW_OPS.params(), ["x.expand(3, 2, 2)"], "VIEW-94")
 )
 def test_compiled_inplace_on_other_views_of_leaf_raises(device, view, run):
     check_each(VIEW_UPDATES, lambda update: _check_view_of_leaf_refused(update, view(matrix(device)), run, exact=False))
@@ -478,7 +478,7 @@ def _no_grad_view_update(v, spelling, operand):
 
 NO_GRAD_SPELLINGS = ["v.add_(1)", "v += 1", "v.mul_(2)", "v.copy_(t)", "v.zero_()", "v[0] = 7"]
 # Compiled, `v[0] = 7` is refused on 2.1 and from 2.11, not in between (VIEW-93): also_on="2.1".
-NO_GRAD_REFUSALS = compiled_since("2.11", NO_GRAD_SPELLINGS, ["v[0] = 7"], also_on="2.1")
+NO_GRAD_REFUSALS = compiled_since("2.11", NO_GRAD_SPELLINGS, ["v[0] = 7"], "VIEW-93", also_on="2.1")
 OPERAND_SPELLINGS = ["v.mul_(w)", "v.add_(w)", "v += w", "v.copy_(w)", "v[0] = w[0]"]
 
 
@@ -499,7 +499,9 @@ def test_no_grad_view_modified_with_grad_raises(device, spelling, kind, run):
 
 @pytest.mark.clause("VIEW-11")
 # compiled, v[0] = w[0] is not refused on 2.2 and 2.3 (VIEW-98); it is on 2.1
-@pytest.mark.parametrize("spelling", compiled_since("2.4", OPERAND_SPELLINGS, ["v[0] = w[0]"], also_on="2.1"))
+@pytest.mark.parametrize(
+    "spelling", compiled_since("2.4", OPERAND_SPELLINGS, ["v[0] = w[0]"], "VIEW-98", also_on="2.1")
+)
 def test_no_grad_view_modified_with_operand_requiring_grad_raises(device, spelling, run):
     x = _base_of("plain", device)
     w = torch.tensor([3.0, 4.0], device=device, requires_grad=True)
@@ -563,7 +565,7 @@ def _update_under_no_grad(v, spelling, t):
 @pytest.mark.clause("VIEW-13")
 @pytest.mark.parametrize("spelling", NO_GRAD_SPELLINGS)
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf", "plain"])
-@pytest.mark.compiled_since("2.2")  # compiled, before 2.2: VIEW-96
+@pytest.mark.compiled_since("2.2", before="VIEW-96")
 def test_no_grad_view_modified_under_no_grad(device, spelling, kind, run):
     x = _base_of(kind, device)
     with torch.no_grad():
@@ -587,7 +589,7 @@ def test_no_grad_view_of_plain_tensor_modified_with_grad(device, spelling, run):
 # > values of its base at the positions the view covers.
 @pytest.mark.clause("VIEW-18")
 @pytest.mark.parametrize("spelling", NO_GRAD_SPELLINGS)
-@pytest.mark.compiled_since("2.2")  # compiled, before 2.2: VIEW-96
+@pytest.mark.compiled_since("2.2", before="VIEW-96")
 def test_no_grad_view_modified_under_no_grad_values(device, spelling, run):
     x = _base_of("leaf", device)
     with torch.no_grad():

@@ -30,17 +30,17 @@ logger = logging.getLogger(__name__)
 # The kinds of cell, in legend order: kind -> (symbol, name, meaning). The kind is also the cell's CSS class.
 KINDS = {
     "pass": ("✓", "pass", "pass"),
-    "part": ("◐", "pass in part", "pass of the tests specified here; the others not specified yet, or not on meta"),
+    "part": ("◐", "pass in part", "pass of the tests that apply here; another clause states what the others check"),
     "fail": ("✗", "fail", "fail"),
     "outside": ("–", "outside range", "not applicable: outside the clause's version range"),
     "not-about": ("n/a", "n/a here", "not applicable: not about this device or mode (or needs values, on meta)"),
-    "unspecified": ("?", "not specified yet", "compiled behaviour not specified on this release yet (spec/compile.md)"),
+    "elsewhere": ("↪", "another clause", "compiled, another clause states what its tests check on this release"),
     "not-run": ("·", "not run", "not run"),
 }
-# What makes a clause "change": a not-about cell is the clause's scope, an unspecified one a gap of the spec, not a
+# What makes a clause "change": a not-about cell is the clause's scope, an elsewhere one another clause's, not a
 # change of torch's behaviour.
 TELLING = {"pass", "part", "fail", "outside", "not-run"}
-SCOPE = {"not-about", "unspecified"}  # left out of a default-view cell that other kinds share
+SCOPE = {"not-about", "elsewhere"}  # left out of a default-view cell that other kinds share
 PAGE = "docs/matrix"  # the default view, whose HTML must stay small
 BUDGET = 100_000  # bytes of HTML for the default view; a phone on a slow network still opens it
 
@@ -54,7 +54,7 @@ def kind(clause: reg.Clause, version: str, entry: dict) -> str:
     # A withdrawn clause holds on no release: outside its range everywhere.
     if clause.withdrawn or not clause.applies_to(version):
         return "outside"
-    return "unspecified" if any(map(status.SPECIFIED_FROM.match, entry["reasons"])) else "not-about"
+    return "elsewhere" if any(map(status.SPECIFIED_FROM.match, entry["reasons"])) else "not-about"
 
 
 @dataclass
