@@ -91,6 +91,7 @@ DIVERGENT = {
     "DATA-97",
     "DATA-98",
     "DATA-101",
+    "DATA-102",
     "DETACH-90",
     "DETACH-91",
     "FUNC-90",

@@ -326,13 +326,29 @@ def test_assign_integer_data(device, dtype, run):
 # > into a `cpu` one, or the reverse) raises RuntimeError "incompatible tensor type".
 # > DATA-96 (compile, 2.13 only): compiled, another error, "Tensor device mismatch".
 @pytest.mark.parametrize(
-    "fragment", by_mode("DATA-12", "DATA-96", "incompatible tensor type", "Tensor device mismatch")
+    "fragment",
+    by_mode("DATA-12", "DATA-96", "incompatible tensor type", "Tensor device mismatch", as_eager="DATA-100"),
 )
 def test_assign_data_of_other_tensor_type_raises(device, fragment, run):
     x = leaf(device)
     other = "cpu" if device == "meta" else "meta"
     with raises(RuntimeError, fragment):
         run(assign_data, x, torch.zeros(2, device=other))
+    assert x.device.type == device
+
+
+# > DATA-102 (compile, 2.2 to 2.13): compiled, that assignment raises torch._dynamo.exc.TorchRuntimeError whose
+# > message does not contain "incompatible tensor type".
+@pytest.mark.clause("DATA-102")
+def test_compiled_assign_data_of_other_tensor_type_raises_in_dynamo(device, run):
+    from torch._dynamo.exc import TorchRuntimeError
+
+    x = leaf(device)
+    other = "cpu" if device == "meta" else "meta"
+    with pytest.raises(TorchRuntimeError) as info:
+        run(assign_data, x, torch.zeros(2, device=other))
+    assert "incompatible tensor type" not in str(info.value)
+    assert x.device.type == device
 
 
 # > DATA-13: `x.data = t` leaves `x.grad` as it was (the same tensor object), even when `t` has another
