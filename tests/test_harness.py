@@ -276,52 +276,37 @@ SPECIFIED_FROM_99 = "the compiled behaviour of this test is specified from torch
 COMPILED_BEFORE = "\n:::{clause} DEMO-90\n:level: MUST\n:modes: compile\n\nThe step compiled, before 99.0.\n:::\n"
 
 
-def test_compiled_since_makes_older_releases_not_applicable_with_the_reason(demo):
-    """A test whose compiled behaviour is specified from a later release: not-applicable compiled, saying why."""
+@pytest.mark.parametrize(
+    ("options", "devices", "compiled"),
+    [
+        ("", "cpu", {"cpu": "not-applicable"}),
+        (', devices="meta"', "cpu,meta", {"cpu": "pass", "meta": "not-applicable"}),  # only meta differs before
+    ],
+)
+def test_compiled_since_makes_older_releases_not_applicable_with_the_reason(demo, options, devices, compiled):
+    """A test whose compiled behaviour is specified from a later release: not-applicable compiled, naming the clause
+    that states the older releases (on the devices the mark names, or everywhere)."""
     add_test(
         demo,
         """
         import pytest
         import torch
-        @pytest.mark.compiled_since("99.0", before="DEMO-90")
+        @pytest.mark.compiled_since("99.0", before="DEMO-90"OPTIONS)
         @pytest.mark.clause("DEMO-6")
         def test_step(device, run):
             x = torch.ones(1, device=device)
             run(lambda t: t.add_(1), x)
             assert x._version >= 1
-    """,
+    """.replace("OPTIONS", options),
     )
     with (demo / "spec" / "demo.md").open("a") as spec:
         spec.write("\n:::{clause} DEMO-6\n:level: MUST\n\nAn update step.\n:::\n" + COMPILED_BEFORE)
-    code, output, doc = run(demo, "--device", "cpu", "--mode", "eager,compile")
+    code, output, doc = run(demo, "--device", devices, "--mode", "eager,compile")
     assert code == 0, output
     assert doc["devices"]["cpu"]["eager"]["DEMO-6"]["outcome"] == "pass"
-    compiled = doc["devices"]["cpu"]["compile"]["DEMO-6"]
-    assert compiled["outcome"] == "not-applicable", compiled
-    assert compiled["reasons"] == [SPECIFIED_FROM_99]
-
-
-def test_compiled_since_on_named_devices_leaves_the_others_specified(demo):
-    """``compiled_since("99.0", before=..., devices="meta")``: only on meta does the compiled step differ before."""
-    add_test(
-        demo,
-        """
-        import pytest
-        import torch
-        @pytest.mark.compiled_since("99.0", before="DEMO-90", devices="meta")
-        @pytest.mark.clause("DEMO-6")
-        def test_step(device, run):
-            x = torch.ones(1, device=device)
-            run(lambda t: t.add_(1), x)
-            assert x._version >= 1
-    """,
-    )
-    with (demo / "spec" / "demo.md").open("a") as spec:
-        spec.write("\n:::{clause} DEMO-6\n:level: MUST\n\nAn update step.\n:::\n" + COMPILED_BEFORE)
-    code, output, doc = run(demo, "--device", "cpu,meta", "--mode", "compile")
-    assert code == 0, output
-    assert doc["devices"]["cpu"]["compile"]["DEMO-6"]["outcome"] == "pass"
-    assert doc["devices"]["meta"]["compile"]["DEMO-6"]["outcome"] == "not-applicable"
+    for device, outcome in compiled.items():
+        entry = doc["devices"][device]["compile"]["DEMO-6"]
+        assert (entry["outcome"], entry["reasons"]) == (outcome, [SPECIFIED_FROM_99] if outcome != "pass" else [])
 
 
 def test_a_clause_some_of_whose_tests_are_specified_compiled_later_passes_in_part_saying_why(demo):
