@@ -371,31 +371,38 @@ def test_a_clause_range_is_the_only_reason_when_it_excludes_the_release():
 
 
 @pytest.mark.parametrize(
-    ("params", "device", "version", "clause"),
+    ("params", "device", "version", "of", "clause"),
     [
-        ("meta-compile-t[[0]] = 5", "meta", "2.14.1", "COMPILE-9"),
-        ("meta-compile-t[[0]] = 5", "meta", "2.15.0", None),  # traceable from 2.15
-        ("cpu-compile-t[[0]] = 5", "cpu", "2.14.1", None),  # meta only
-        ("meta-compile-torch.tensor(v)", "meta", "2.4.1", "COMPILE-10"),
-        ("meta-compile-torch.tensor(v, requires_grad=True)", "meta", "2.2.2", "COMPILE-10"),
-        ("meta-compile-torch.tensor(v)", "meta", "2.1.2", None),  # the releases are COMPILE-10's: 2.2-2.4
-        ("meta-compile-torch.tensor(v)", "meta", "2.5.1", None),
-        ("meta-compile-torch.tensor(v).t()", "meta", "2.4.1", None),  # a whole part of the id, not a substring
-        ("meta-compile-torch.where(mask, 5.0, x)-INDEX-93", "meta", "2.3.1", "INDEX-98"),
+        ("meta-compile-t[[0]] = 5", "meta", "2.14.1", "INDEX-1", "COMPILE-9"),
+        ("meta-compile-t[[0]] = 5", "meta", "2.15.0", "INDEX-1", None),  # traceable from 2.15
+        ("cpu-compile-t[[0]] = 5", "cpu", "2.14.1", "INDEX-1", None),  # meta only
+        ("meta-compile-torch.tensor(v)", "meta", "2.4.1", "", "COMPILE-10"),
+        ("meta-compile-torch.tensor(v, requires_grad=True)", "meta", "2.2.2", "", "COMPILE-10"),
+        ("meta-compile-torch.tensor(v)", "meta", "2.1.2", "", None),  # the releases are COMPILE-10's: 2.2-2.4
+        ("meta-compile-torch.tensor(v)", "meta", "2.5.1", "", None),
+        ("meta-compile-torch.tensor(v).t()", "meta", "2.4.1", "", None),  # a whole part of the id, not a substring
+        ("meta-compile-torch.where(mask, 5.0, x)-INDEX-93", "meta", "2.3.1", "INDEX-93", "INDEX-98"),
+        # op_db members: only the tests of the clauses an entry names (of=), on its clause's devices and releases
+        ("nn.functional.selu_-meta-compile", "meta", "2.13.0", "INPLACE-80", "INPLACE-96"),
+        ("nn.functional.selu_-meta-compile", "meta", "2.13.0", "INPLACE-84", None),
+        ("nn.functional.selu_-cpu-compile", "cpu", "2.13.0", "INPLACE-80", None),
+        ("square_-meta-compile", "meta", "2.8.0", "INPLACE-80", "INPLACE-96"),
+        ("polygamma_.polygamma_n_2-cpu-compile", "cpu", "2.14.1", "VERSION-80", "INPLACE-97"),
+        ("polygamma_.polygamma_n_2-cpu-compile", "cpu", "2.14.1", "INPLACE-80", None),
+        ("t_-cpu-compile", "cpu", "2.4.1", "INPLACE-81", "INPLACE-98"),
+        ("t_-cpu-compile", "cpu", "2.5.1", "INPLACE-81", None),
     ],
 )
-def test_a_member_whose_compiled_step_differs_on_meta_is_not_applicable_naming_its_clause(
-    params, device, version, clause
-):
+def test_a_member_whose_compiled_step_differs_is_not_applicable_naming_its_clause(params, device, version, of, clause):
     from conformance.harness import modes
 
-    reason = modes.on_meta(params, device, version)
+    reason = modes.diverging_member(params, device, version, tuple(of.split()))
     assert (reason.split(":")[0] if reason else None) == clause
     if reason:  # the results validator and the status lines read it back
         assert results.HARNESS_REASON.fullmatch(reason), reason
         from conformance.harness import status
 
-        assert status.ON_META.match(reason).group("clause") == clause
+        assert status.DIVERGES.match(reason).group("clause") == clause
 
 
 def test_as_eager_adds_the_older_clause_checked_with_the_eager_value():

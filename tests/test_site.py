@@ -103,7 +103,14 @@ def test_a_status_line_names_the_clause_across_a_range_end():
         (c, d) for c in known.values() for d in known.values() if c.until and d.since == c.until and c.page == d.page
     )
     assert f"From {before.until}: " in status.clause_line(before) and after.id in status.clause_line(before)
-    assert f"Before {after.since}: " in status.clause_line(after) and before.id in status.clause_line(after)
+    assert f"Before {after.since}" in status.clause_line(after) and before.id in status.clause_line(after)
+
+
+def test_a_status_line_says_where_a_clause_holds_again_beyond_a_range_end():
+    clause = next(c for c in registry.default().clauses.values() if c.since and any(v < c.since for v in c.also_on))
+    said = " ".join(status.boundaries(clause))
+    also = ", ".join(str(v) for v in clause.also_on if v < clause.since)
+    assert f"Before {clause.since} (except on {also}): " in said, said
 
 
 @needs_results

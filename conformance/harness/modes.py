@@ -45,36 +45,84 @@ EAGER_ONLY = "no test of this clause runs its update step under torch.compile"
 # {clauses}: "NOGRAD-92" or "INDEX-94, INDEX-96".
 SPECIFIED_FROM = "the compiled behaviour of this test is specified from torch {release}; before, see {clauses}"
 RELEASE_AND_SERIES = r"[\d.]+(?: \(and on [\d., ]+\))?"  # how {release} reads there: "2.4" or "2.4 (and on 2.1)"
-ON_META = "{clause}: compiled on meta before torch {release}, `{member}` {what}"
+# {where}: the clause's releases, "since 2.2, until 2.5 (exclusive)" (registry.Clause.range_text).
+DIVERGES = "{clause}: compiled on {device}, {where}, `{member}` {what}"
 
 
 @dataclass(frozen=True)
-class MetaDivergence:
-    """Population members (ids) whose compiled step does on `meta`, on the releases of ``clause``, what that clause
+class MemberDivergence:
+    """Population members (ids) whose compiled step does, on the releases and devices of ``clause``, what that clause
     says instead of what their tests check: a test item that runs one is not-applicable there, naming ``clause``,
-    whose own test checks it. ``error`` (exception type, message fragment) is what the step raises, if it does."""
+    whose own test checks it. ``of``: only the tests of these clauses (default: every test that runs the member).
+    ``error`` (exception type, message fragment) is what the step raises, if it does."""
 
     clause: str
     members: tuple[str, ...]
     what: str
     error: tuple[type, str] | None = None
+    of: tuple[str, ...] = ()
 
 
 CANNOT_TRACE = "cannot be traced"
-META_DIVERGENCES = (
+ACCEPTED_ON_LEAF = "accepts a leaf that requires grad"
+OPDB_COMPILED_UNSPECIFIED = (  # INPLACE-98: what their compiled update does before 2.5 is recorded, not specified
+    "as_strided_",
+    "as_strided_.partial_views",
+    "conj_physical_",
+    "eq_",
+    "ge_",
+    "gt_",
+    "le_",
+    "lt_",
+    "ne_",
+    "logical_and_",
+    "logical_not_",
+    "logical_or_",
+    "logical_xor_",
+    "nn.functional.alpha_dropout_",
+    "nn.functional.dropout_",
+    "nn.functional.dropout2d_",
+    "nn.functional.dropout3d_",
+    "nn.functional.feature_alpha_dropout_.with_train",
+    "nn.functional.feature_alpha_dropout_.without_train",
+    "nn.functional.rrelu_",
+    "resize_",
+    "squeeze_",
+    "squeeze_.multiple",
+    "t_",
+    "transpose_",
+    "unsqueeze_",
+)
+MEMBER_DIVERGENCES = (
     # A list index becomes a tensor made from Python data, and fake-tensor propagation refuses a real meta tensor.
-    MetaDivergence(
+    MemberDivergence(
         "COMPILE-9", ("t[[0]] = 5",), CANNOT_TRACE, (RuntimeError, "Please convert all Tensors to FakeTensors first")
     ),
     # A tensor made from Python data on meta is a real tensor, not a fake one of the graph: refused by the check of
     # pytorch/pytorch#111954 (2.2), which exempts meta from 2.5.
-    MetaDivergence(
+    MemberDivergence(
         "COMPILE-10",
         ("torch.tensor(v)", "torch.tensor(v, requires_grad=True)"),
         CANNOT_TRACE,
         (RuntimeError, "`example_value` needs to be a `FakeTensor`"),
     ),
-    MetaDivergence("INDEX-98", ("torch.where(mask, 5.0, x)",), "gives a result that does not require grad"),
+    MemberDivergence("INDEX-98", ("torch.where(mask, 5.0, x)",), "gives a result that does not require grad"),
+    # OPDB_INPLACE (conformance/tests/test_inplace_ops.py): members whose compiled update does what another clause says.
+    MemberDivergence(
+        "INPLACE-96", ("nn.functional.selu_", "square_", "true_divide_"), ACCEPTED_ON_LEAF, of=("INPLACE-80",)
+    ),
+    MemberDivergence(
+        "INPLACE-97",
+        tuple(f"polygamma_.polygamma_n_{n}" for n in range(5)),
+        "fails to compile",
+        of=("INPLACE-81", "INPLACE-84", "VERSION-80", "VERSION-81"),
+    ),
+    MemberDivergence(
+        "INPLACE-98",
+        OPDB_COMPILED_UNSPECIFIED,
+        "does what is recorded, not specified",
+        of=("INPLACE-80", "INPLACE-81", "INPLACE-84", "VERSION-80", "VERSION-81"),
+    ),
 )
 
 
@@ -126,10 +174,13 @@ class CompiledSince:
         """Whether the test is specified compiled on this torch."""
         from packaging.version import Version
 
-        torch_release = Version(Version(torch_version).base_version)
-        return torch_release >= Version(self.release) or torch_release.release[:2] in {
-            Version(s).release for s in self.also_on
-        }
+        from .registry import in_range, next_minor
+
+        release = Version(Version(torch_version).base_version)
+        series = (Version(s) for s in self.also_on)
+        return in_range(release, Version(self.release), None) or any(
+            in_range(release, s, next_minor(s)) for s in series
+        )
 
     def problem(self, clauses: dict) -> str | None:
         """What is wrong with the mark, given the registry's clauses, or None."""
@@ -160,26 +211,29 @@ def specified_later(compiled_since: CompiledSince | None, torch_version: str) ->
     return None
 
 
-def meta_divergences(device: str | None, torch_version: str) -> dict[str, MetaDivergence]:
-    """The members whose compiled step does on this device and torch what an entry of META_DIVERGENCES says."""
-    if device != "meta":
-        return {}
+def member_divergences(device: str | None, torch_version: str, of: tuple[str, ...] = ()) -> dict[str, MemberDivergence]:
+    """The members whose compiled step does on this device and torch what an entry of MEMBER_DIVERGENCES says, for a
+    test of the clauses ``of`` (any test: empty)."""
     clauses = spec_registry().clauses
     return {
         member: entry
-        for entry in META_DIVERGENCES
-        if entry.clause in clauses and clauses[entry.clause].applies_to(torch_version)  # (a test's own spec: none)
+        for entry in MEMBER_DIVERGENCES
+        if entry.clause in clauses  # (a test's own spec has none of them)
+        and clauses[entry.clause].applies_to(torch_version)
+        and not clauses[entry.clause].excludes_device(device or "")
+        and (not entry.of or set(entry.of) & set(of))
         for member in entry.members
     }
 
 
-def on_meta(params: str, device: str | None, torch_version: str) -> str | None:
-    """Why a test item's compiled step does not do on meta what its test checks, from the id of its parameters (its
-    parts joined by "-", one of them the member it runs), or None."""
-    for mid, entry in meta_divergences(device, torch_version).items():
+def diverging_member(params: str, device: str | None, torch_version: str, of: tuple[str, ...] = ()) -> str | None:
+    """Why a test item (of the clauses ``of``) does not check its compiled step here, from the id of its parameters
+    (its parts joined by "-", one of them the member it runs): another clause states what that member does; or None."""
+    for mid, entry in member_divergences(device, torch_version, of).items():
         if f"-{mid}-" in f"-{params}-":
-            until = spec_registry().clauses[entry.clause].until
-            return ON_META.format(clause=entry.clause, release=until, member=mid, what=entry.what)
+            clause = spec_registry().clauses[entry.clause]
+            where = clause.range_text()
+            return DIVERGES.format(clause=entry.clause, device=device, where=where, member=mid, what=entry.what)
     return None
 
 
@@ -269,12 +323,12 @@ class Runner:
 
     def untraceable_members(self, device: str) -> dict:
         """For a test that checks members of a population inside one item (``check_each``): the members this mode
-        cannot trace on ``device`` (META_DIVERGENCES), each with the error it must raise instead."""
+        cannot trace on ``device`` (MEMBER_DIVERGENCES), each with the error it must raise instead."""
         import torch
 
         if self.mode != "compile":
             return {}
-        divergences = meta_divergences(device, torch.__version__).items()
+        divergences = member_divergences(device, torch.__version__).items()
         return {member: entry.error for member, entry in divergences if entry.error}
 
     def __call__(self, step, *args, **kwargs):

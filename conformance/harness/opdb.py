@@ -140,10 +140,12 @@ class Member:
             return t.detach().clone().to(device)
 
         x = to(self.input)
-        args, kwargs = _map(to, self.args), _map(to, self.kwargs)
+        inplace, args, kwargs = self.inplace, _map(to, self.args), _map(to, self.kwargs)
 
+        # Closes over the variant itself, not over this Member: Dynamo 2.5 to 2.11 cannot trace a method call on a
+        # frozen dataclass and would break the graph there, running the update eagerly.
         def update(t):
-            return self.inplace(t, *args, **kwargs)
+            return inplace(t, *args, **kwargs)
 
         return x, update
 

@@ -40,7 +40,7 @@ def not_applicable(
         why := mod.unsupported(torch_version)
         # a reason of the clause's own (its range, device or mode) says why better than the test's floor
         or (not reasons and mod.specified_later(compiled_since, torch_version))
-        or mod.on_meta(params, device, torch_version)
+        or mod.diverging_member(params, device, torch_version, tuple(c.id for c in clauses))
     ):
         reasons.append(why)
     return NOT_APPLICABLE + "; ".join(reasons) if reasons else None

@@ -45,7 +45,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SPEC_DIR = next((d for d in (ROOT / "conformance" / "spec", ROOT / "spec") if d.is_dir()), ROOT / "spec")
 
 LEVELS = ("MUST", "SHOULD", "MAY", "UNSPECIFIED")
-CLAUSE_ID = re.compile(r"^[A-Z][A-Z0-9]*-[1-9][0-9]*$")
+CLAUSE_ID_PATTERN = r"[A-Z][A-Z0-9]*-[1-9][0-9]*"  # one clause ID, e.g. DATA-1 (inside other patterns too)
+CLAUSE_ID = re.compile(f"^{CLAUSE_ID_PATTERN}$")
 OPTIONS = {"level", "since", "until", "also-on", "needs", "devices", "modes", "withdrawn"}
 EXAMPLE_OPTIONS = {"clauses"}
 DEVICES = ("cpu", "meta", "cuda", "mps")  # kept in step with harness.devices.KNOWN (no torch import here)

@@ -46,7 +46,7 @@ SUITE_MODULES = tuple(
     SUITE_DIR / "harness" / f for f in ("checks.py", "modes.py", "populations.py", "opdb.py", "opdb_plugin.py")
 )
 RESULTS_DIR = SUITE_DIR / "results"
-CLAUSE_IDS = "{0}(?:, {0})*".format(reg.CLAUSE_ID.pattern.strip("^$"))
+CLAUSE_IDS = f"{reg.CLAUSE_ID_PATTERN}(?:, {reg.CLAUSE_ID_PATTERN})*"
 # Why a run found no applicable compile-mode test of a clause: the texts of harness/modes.py, any release/member.
 HARNESS_REASON = re.compile(
     "|".join(
@@ -55,8 +55,10 @@ HARNESS_REASON = re.compile(
         .replace(re.escape("{clauses}"), CLAUSE_IDS)
         .replace(re.escape("{member}"), ".*")
         .replace(re.escape("{what}"), ".*")
-        .replace(re.escape("{clause}"), reg.CLAUSE_ID.pattern.strip("^$"))
-        for text in (mod.EAGER_ONLY, mod.SPECIFIED_FROM, mod.ON_META)
+        .replace(re.escape("{where}"), ".*")
+        .replace(re.escape("{device}"), r"\w+")
+        .replace(re.escape("{clause}"), reg.CLAUSE_ID_PATTERN)
+        for text in (mod.EAGER_ONLY, mod.SPECIFIED_FROM, mod.DIVERGES)
     )
 )
 REFRESH_HINT = "refresh them with: nox -s conformance"
@@ -337,7 +339,7 @@ def validate(doc: dict, where: str, registry: reg.Registry | None = None) -> Non
             if fixed and fixed[0] != outcome:
                 fail(f"{here}: {outcome} is impossible here ({fixed[1]}); expected {fixed[0]}")
             # In compile mode a clause whose tests all run eagerly, or are all not-applicable for the harness's
-            # reasons (modes.specified_later, modes.on_meta), is not-applicable: only the run knows that.
+            # reasons (modes.specified_later, modes.diverging_member), is not-applicable: only the run knows that.
             if not fixed and outcome == "not-applicable" and not all(map(HARNESS_REASON.fullmatch, reasons)):
                 fail(f"{here}: not-applicable, but the clause applies to torch {doc['torch']} on {device} in {mode}")
             if outcome == "not-applicable" and reasons == [mod.EAGER_ONLY] and mode != "compile":

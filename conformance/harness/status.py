@@ -15,23 +15,23 @@ from .modes import KNOWN as MODES
 
 WORDS = {"pass": "holds", "fail": "FAILS", "not-applicable": "not applicable", "not-run": "not run"}
 # Why a clause inside its range was not-applicable compiled, in the words of a clause's status line.
-RELEASE = r"(?P<release>[\d.]+)"
 SPECIFIED_FROM = re.compile(
     re.escape(modes.SPECIFIED_FROM)
     .replace(re.escape("{release}"), f"(?P<release>{modes.RELEASE_AND_SERIES})")
     .replace(re.escape("{clauses}"), f"(?P<clauses>{results.CLAUSE_IDS})")
 )
-ON_META = re.compile(
-    re.escape(modes.ON_META)
-    .replace(re.escape("{clause}"), f"(?P<clause>{reg.CLAUSE_ID.pattern.strip('^$')})")
-    .replace(re.escape("{release}"), RELEASE)
-    .replace(re.escape("{member}"), ".*")
+DIVERGES = re.compile(
+    re.escape(modes.DIVERGES)
+    .replace(re.escape("{clause}"), f"(?P<clause>{reg.CLAUSE_ID_PATTERN})")
+    .replace(re.escape("{device}"), r"(?P<device>\w+)")
+    .replace(re.escape("{where}"), "(?P<where>.*)")
+    .replace(re.escape("{member}"), "(?P<member>.*)")
     .replace(re.escape("{what}"), "(?P<what>.*)")
 )
 COMPILED_GAPS = (
     (SPECIFIED_FROM, "before {release} see {clauses}"),
     (re.compile(re.escape(modes.EAGER_ONLY)), "no test compiles its update step"),
-    (ON_META, "{what} on meta before {release} ({clause})"),
+    (DIVERGES, "{member} {what} on {device}, {where} ({clause})"),
 )
 
 
@@ -136,6 +136,11 @@ def compiled_gaps(reasons: list[str]) -> list[str]:
             if "clauses" in said:
                 named = [c for m in matches for c in m["clauses"].split(", ")]
                 said["clauses"] = ", ".join(dict.fromkeys(named))
+            if "member" in said:  # a population's members: each differs as its clause says
+                members = {m["member"]: m["clause"] for m in matches}
+                clauses = ", ".join(dict.fromkeys(members.values()))
+                said = {**said, "clause": clauses, "what": "differ" if len(set(members.values())) > 1 else said["what"]}
+                said["member"] = f"`{said['member']}`" if len(members) == 1 else f"{len(members)} members"
             gaps.append(words.format(**said))
     return gaps
 
@@ -147,12 +152,22 @@ def boundaries(clause: reg.Clause) -> list[str]:
     if clause.until:
         after = [c.id for c in same_page if c.since == clause.until and c.modes == clause.modes]
         if after:
-            said.append(f"From {clause.until}: {', '.join(after)}.")
+            said.append(
+                f"From {clause.until}{_except(v for v in clause.also_on if v > clause.until)}: {', '.join(after)}."
+            )
     if clause.since:
         before = [c.id for c in same_page if c.until == clause.since and c.modes == clause.modes]
         if before:
-            said.append(f"Before {clause.since}: {', '.join(before)}.")
+            said.append(
+                f"Before {clause.since}{_except(v for v in clause.also_on if v < clause.since)}: {', '.join(before)}."
+            )
     return said
+
+
+def _except(series) -> str:
+    """' (except on 2.1)': the ``also-on`` release series where the clause itself holds, beyond a range end."""
+    series = [str(v) for v in series]
+    return f" (except on {', '.join(series)})" if series else ""
 
 
 def clause_line(clause: reg.Clause) -> str:

@@ -10,6 +10,7 @@ sample's other arguments. The clauses are on spec/inplace.md and spec/version_co
 import pytest
 import torch
 
+from conformance.harness.modes import OPDB_COMPILED_UNSPECIFIED
 from conformance.harness.opdb import OPDB_INPLACE
 
 # op_db's dropout2d/dropout3d samples are unbatched: torch warns about how it reads their shape.
@@ -38,10 +39,18 @@ RESIZE = ("resize_", "resize_as_")
 LDEXP = ("ldexp_",)
 
 
-def _version_increase(op, device) -> int:
+def _no_grad(update):
+    def step(x):
+        with torch.no_grad():
+            return update(x)
+
+    return step
+
+
+def _version_increase(op, device, run) -> int:
     x, update = op(device)
     before = x._version
-    update(x)
+    run(update, x)
     return x._version - before
 
 
@@ -50,18 +59,18 @@ def _version_increase(op, device) -> int:
 # > being used in an in-place operation", and `x._version` is unchanged; except ...
 @pytest.mark.clause("INPLACE-80")
 @pytest.mark.population(OPDB_INPLACE, without=LDEXP)
-def test_opdb_inplace_on_leaf_requiring_grad(device, op):
+def test_opdb_inplace_on_leaf_requiring_grad(device, op, run):
     x, update = op(device)
     x.requires_grad_()
     before = x._version
     if op.id in NOT_DIFFERENTIABLE or op.id in UNTOUCHED:
-        result = update(x)
+        result = run(update, x)
         assert result is x and x.is_leaf and x.requires_grad and x.grad_fn is None, f"{op.id}: accepted as is"
         increase = x._version - before
         assert (increase == 0) if op.id in UNTOUCHED else (increase > 0), f"{op.id}: _version +{increase}"
         return
     with pytest.raises(RuntimeError) as info:
-        update(x)
+        run(update, x)
     expected = RESIZE_ERROR if op.id in RESIZE else LEAF_ERROR
     assert expected in str(info.value), f"{op.id}: {info.value}"
     assert x._version == before and x.is_leaf and x.grad_fn is None
@@ -97,17 +106,17 @@ def test_ldexp_on_leaf_raises_leaf_error(device):
 # > and `x._version` increases (VERSION-80, with its exceptions); except `resize_` and `resize_as_` ...
 @pytest.mark.clause("INPLACE-81")
 @pytest.mark.population(OPDB_INPLACE)
-def test_opdb_inplace_under_no_grad_on_leaf(device, op):
+def test_opdb_inplace_under_no_grad_on_leaf(device, op, run):
     x, update = op(device)
     x.requires_grad_()
     before = x._version
-    with torch.no_grad():
-        if op.id in RESIZE:
-            with pytest.raises(RuntimeError, match=RESIZE_ERROR):
-                update(x)
-            assert x._version == before
-            return
-        result = update(x)
+    step = _no_grad(update)
+    if op.id in RESIZE:
+        with pytest.raises(RuntimeError, match=RESIZE_ERROR):
+            run(step, x)
+        assert x._version == before
+        return
+    result = run(step, x)
     assert result is x, f"{op.id}: returns another tensor"
     assert x.is_leaf and x.requires_grad and x.grad_fn is None, f"{op.id}: {x.is_leaf=} {x.requires_grad=}"
     increase = x._version - before
@@ -119,9 +128,9 @@ def test_opdb_inplace_under_no_grad_on_leaf(device, op):
 # > has no `grad_fn`.
 @pytest.mark.clause("INPLACE-84")
 @pytest.mark.population(OPDB_INPLACE)
-def test_opdb_inplace_on_tensor_not_requiring_grad(device, op):
+def test_opdb_inplace_on_tensor_not_requiring_grad(device, op, run):
     x, update = op(device)
-    result = update(x)
+    result = run(update, x)
     assert result is x, f"{op.id}: returns another tensor"
     assert x.is_leaf and not x.requires_grad and x.grad_fn is None
 
@@ -131,8 +140,8 @@ def test_opdb_inplace_on_tensor_not_requiring_grad(device, op):
 # > sample has `p=0` ... leave it unchanged; `resize_` and `resize_as_` are not members of this clause
 @pytest.mark.clause("VERSION-80")
 @pytest.mark.population(OPDB_INPLACE, without=RESIZE)
-def test_opdb_inplace_increases_version(device, op):
-    increase = _version_increase(op, device)
+def test_opdb_inplace_increases_version(device, op, run):
+    increase = _version_increase(op, device, run)
     if op.id in UNTOUCHED:
         assert increase == 0, f"{op.id}: _version +{increase}"
     else:
@@ -143,5 +152,104 @@ def test_opdb_inplace_increases_version(device, op):
 # > member.
 @pytest.mark.clause("VERSION-81")
 @pytest.mark.population(OPDB_INPLACE, without=RESIZE)
-def test_opdb_inplace_version_increase_size(device, op, observe):
-    observe(op.id, _version_increase(op, device))
+def test_opdb_inplace_version_increase_size(device, op, observe, run):
+    observe(op.id, _version_increase(op, device, run))
+
+
+# Compiled, as written and as the population calls them (harness/modes.MEMBER_DIVERGENCES makes their items of the
+# clauses above not-applicable where the clauses below say what they do instead).
+def _member(member_id: str, device: str):
+    return dict(OPDB_INPLACE.members)[member_id](device)
+
+
+def _as_written(update):
+    """``update`` as ``member(device)`` gives it, for a step written out: (device) -> (x, update)."""
+
+    def make(device):
+        x, t = torch.full((5, 5), 2.0, device=device), torch.tensor(2.0, device=device)
+        return x, (lambda x: update(x, t))
+
+    return make
+
+
+# > INPLACE-96: On `meta`, with grad mode enabled, the compiled steps `F.selu(x, inplace=True)`, `x.square_()` and
+# > `x.true_divide_(t)` ... on a leaf `x` that requires grad are accepted ...: the step returns `x`, which stays a
+# > leaf that requires grad and has no `grad_fn`, and `x._version` increases by 1. The same holds for the members
+# > `nn.functional.selu_`, `square_` and `true_divide_` of `OPDB_INPLACE`.
+@pytest.mark.clause("INPLACE-96")
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(_as_written(lambda x, t: torch.nn.functional.selu(x, inplace=True)), id="F.selu(x, inplace=True)"),
+        pytest.param(_as_written(lambda x, t: x.square_()), id="x.square_()"),
+        pytest.param(_as_written(lambda x, t: x.true_divide_(t)), id="x.true_divide_(t)"),
+        *(
+            pytest.param(lambda device, m=m: _member(m, device), id=m)
+            for m in ("nn.functional.selu_", "square_", "true_divide_")
+        ),
+    ],
+)
+def test_compiled_update_of_meta_leaf_accepted(device, make, run):
+    x, update = make(device)
+    x.requires_grad_()
+    result = run(update, x)
+    assert result is x, "returns another tensor"
+    assert (x.is_leaf, x.requires_grad, x.grad_fn) == (True, True, None)
+    assert x._version == 1, f"_version {x._version}, expected 1"
+
+
+# > INPLACE-97: The compiled step `x.polygamma_(n)` fails to compile: on a tensor `x` that does not require grad (with
+# > grad mode enabled), and on a leaf `x` that requires grad inside `torch.no_grad()`, calling it raises
+# > `torch._dynamo.exc.BackendCompilerFailed` ... whose message contains "Found a custom (non-ATen) operator" and
+# > "aten::polygamma_", and `x` keeps its `_version` ... So do the members `polygamma_.polygamma_n_0` to
+# > `polygamma_.polygamma_n_4` of `OPDB_INPLACE`.
+@pytest.mark.clause("INPLACE-97")
+@pytest.mark.parametrize(
+    "make",
+    [
+        *(pytest.param(_as_written(lambda x, t, n=n: x.polygamma_(n)), id=f"x.polygamma_({n})") for n in range(5)),
+        *(
+            pytest.param(lambda device, n=n: _member(f"polygamma_.polygamma_n_{n}", device), id=f"n_{n}")
+            for n in range(5)
+        ),
+    ],
+)
+@pytest.mark.parametrize("leaf_under_no_grad", [False, True], ids=["not requiring grad", "leaf under no_grad"])
+def test_compiled_polygamma_fails_to_compile(device, make, leaf_under_no_grad, run):
+    from torch._dynamo.exc import BackendCompilerFailed
+
+    x, update = make(device)
+    if leaf_under_no_grad:
+        x.requires_grad_()
+        update = _no_grad(update)
+    with pytest.raises(BackendCompilerFailed) as info:
+        run(update, x)
+    message = str(info.value)
+    assert "Found a custom (non-ATen) operator" in message and "aten::polygamma_" in message, message
+    assert x._version == 0
+
+
+def _what_it_does(run, step, x) -> str:
+    before = x._version
+    try:
+        result = run(step, x)
+    except Exception as exc:  # what it raises is the observation
+        return f"raises {type(exc).__name__}"
+    state = f"is x: {result is x}, leaf: {x.is_leaf}, requires grad: {x.requires_grad}"
+    return f"accepted ({state}), _version +{x._version - before}"
+
+
+# > INPLACE-98 (UNSPECIFIED): What the compiled update by these members of `OPDB_INPLACE` does in the cases of
+# > INPLACE-80, INPLACE-81, INPLACE-84 and VERSION-80, before 2.5 ... Recorded per member and case
+@pytest.mark.clause("INPLACE-98")
+@pytest.mark.parametrize("member", OPDB_COMPILED_UNSPECIFIED)
+def test_compiled_opdb_update_before_2_5(device, member, run, observe):
+    cases = {
+        "on a leaf that requires grad": (True, lambda update: update),
+        "on a leaf that requires grad, under no_grad": (True, _no_grad),
+        "on a tensor that does not require grad": (False, lambda update: update),
+    }
+    for case, (requires_grad, form) in cases.items():
+        x, update = _member(member, device)
+        x.requires_grad_(requires_grad)
+        observe(case, _what_it_does(run, form(update), x))

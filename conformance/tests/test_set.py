@@ -12,14 +12,6 @@ from conformance.harness.checks import SAVED_MODIFIED, assert_values, compiled_s
 # SET-8, SET-9): those tests say so with compiled_since("2.2").
 
 
-def before_2_3(clause):
-    return pytest.mark.compiled_since("2.3", before=clause)
-
-
-def before_2_2(clause):
-    return pytest.mark.compiled_since("2.2", before=clause)
-
-
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
 NOT_IMPLEMENTED = "derivative for set_ is not implemented"
 
@@ -49,8 +41,11 @@ def source(device, requires_grad=False):
 @pytest.mark.parametrize(
     "x_shape",
     [
-        *(pytest.param(shape, id=str(shape), marks=before_2_3("SET-90")) for shape in SMALLER),
-        pytest.param((3, 4), id="(3, 4)", marks=before_2_2("SET-94")),
+        *(
+            pytest.param(shape, id=str(shape), marks=pytest.mark.compiled_since("2.3", before="SET-90"))
+            for shape in SMALLER
+        ),
+        pytest.param((3, 4), id="(3, 4)", marks=pytest.mark.compiled_since("2.2", before="SET-94")),
     ],
 )
 def test_set_adopts_storage_and_geometry(device, kind, x_shape, run):
@@ -64,7 +59,7 @@ def test_set_adopts_storage_and_geometry(device, kind, x_shape, run):
 
 # > SET-2: From then on `x` and `s` read and write the same values: a write into either is seen in the other.
 @pytest.mark.clause("SET-2")
-@before_2_2("SET-95")
+@pytest.mark.compiled_since("2.2", before="SET-95")
 def test_set_shares_values(device, run):
     x = torch.tensor([1.0, 2.0], device=device)
     s = torch.tensor([5.0, 6.0, 7.0], device=device)
@@ -109,7 +104,7 @@ def _set_part(y, s):
 # > `x.set_(storage, offset, size, stride)` selects a part of it; `x.set_()` makes `x` an empty tensor of shape
 # > `(0,)`. Each increases `x._version`.
 @pytest.mark.clause("SET-4")
-@before_2_3("SET-92")
+@pytest.mark.compiled_since("2.3", before="SET-92")
 def test_set_storage_forms(device, run):
     s = torch.tensor([5.0, 6.0, 7.0, 8.0], device=device)
     x = torch.tensor([1.0, 2.0], device=device)
@@ -160,7 +155,7 @@ def test_set_on_leaf_requiring_grad_raises(device, form, s_requires_grad, run):
 # > SET-7: Inside `torch.no_grad()` it is accepted: `x` stays a leaf that requires grad with no `grad_fn`, shares
 # > the storage of `s`, takes its shape, and `x._version` increases.
 @pytest.mark.clause("SET-7")
-@before_2_3("SET-90")
+@pytest.mark.compiled_since("2.3", before="SET-90")
 def test_set_on_leaf_under_no_grad(device, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     s = source(device)
@@ -174,7 +169,7 @@ def test_set_on_leaf_under_no_grad(device, run):
 # > RuntimeError whose message contains "one of the variables needed for gradient computation has been
 # > modified by an inplace operation".
 @pytest.mark.clause("SET-8")
-@before_2_2("SET-96")
+@pytest.mark.compiled_since("2.2", before="SET-96")
 def test_set_after_save_raises_at_backward(device, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     y = (x * x).sum()
@@ -187,7 +182,7 @@ def test_set_after_save_raises_at_backward(device, run):
 # > `[5., 6., 7.]` under `torch.no_grad()`, the gradient of `(x * x).sum()` is `[10., 12., 14.]`; `s` receives no
 # > gradient.
 @pytest.mark.clause("SET-9")
-@before_2_2("SET-96")
+@pytest.mark.compiled_since("2.2", before="SET-96")
 def test_graph_after_set_uses_new_values(device, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     s = torch.tensor([5.0, 6.0, 7.0], device=device)
@@ -210,7 +205,7 @@ def _set_with_grad(device, kind):
 # > leaf, and its `grad_fn` is of type `NotImplemented`; `backward()` through it raises RuntimeError whose
 # > message contains "derivative for set_ is not implemented".
 @pytest.mark.clause("SET-10")
-@before_2_3("SET-93 SET-97")
+@pytest.mark.compiled_since("2.3", before="SET-93 SET-97")
 @pytest.mark.parametrize("kind", ["non-leaf", "source requires grad"])
 def test_set_is_not_differentiable(device, kind, run):
     _, x, s = _set_with_grad(device, kind)
@@ -226,7 +221,7 @@ def test_set_is_not_differentiable(device, kind, run):
 # > another device (a `meta` tensor into a `cpu` one, or the reverse) it raises RuntimeError whose message
 # > contains "the devices must match".
 @pytest.mark.clause("SET-11")
-@before_2_3("SET-91")
+@pytest.mark.compiled_since("2.3", before="SET-91")
 def test_set_dtype_and_device_mismatch(device, run):
     x = torch.tensor([1.0, 2.0], device=device)
     with raises(RuntimeError, "Could not set tensor of type double to a tensor of type float"):
