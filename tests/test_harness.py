@@ -269,6 +269,10 @@ def test_ignore_ranges_confirms_tight_boundaries_and_flags_loose_ones(demo):
     )
     code, output, _ = run(demo, "--device", "cpu", "--ignore-ranges")
     assert code == 1 and "LOOSE-1" in output and "PASSES, the range is too narrow" in output
+    # An UNSPECIFIED clause's tests record and cannot fail: outside its range they say nothing about it.
+    (demo / "spec" / "loose.md").write_text(":::{clause} LOOSE-1\n:level: UNSPECIFIED\n:until: 1.0\n\nRecorded.\n:::\n")
+    code, output, _ = run(demo, "--device", "cpu", "--ignore-ranges")
+    assert code == 0 and "UNSPECIFIED: its tests record, they cannot fail" in output, output
 
 
 # The clause a compiled_since("99.0") mark names: what the step does compiled before 99.0 (no test of its own here).
@@ -390,7 +394,8 @@ def test_a_clause_range_is_the_only_reason_when_it_excludes_the_release():
         ("polygamma_.polygamma_n_2-cpu-compile", "cpu", "2.14.1", "VERSION-80", "INPLACE-97"),
         ("polygamma_.polygamma_n_2-cpu-compile", "cpu", "2.14.1", "INPLACE-80", None),
         ("t_-cpu-compile", "cpu", "2.4.1", "INPLACE-81", "INPLACE-98"),
-        ("t_-cpu-compile", "cpu", "2.5.1", "INPLACE-81", None),
+        ("t_-cpu-compile", "cpu", "2.7.1", "INPLACE-81", "INPLACE-98"),
+        ("t_-cpu-compile", "cpu", "2.8.0", "INPLACE-81", None),
     ],
 )
 def test_a_member_whose_compiled_step_differs_is_not_applicable_naming_its_clause(params, device, version, of, clause):

@@ -65,7 +65,7 @@ class MemberDivergence:
 
 CANNOT_TRACE = "cannot be traced"
 ACCEPTED_ON_LEAF = "accepts a leaf that requires grad"
-OPDB_COMPILED_UNSPECIFIED = (  # INPLACE-98: what their compiled update does before 2.5 is recorded, not specified
+OPDB_COMPILED_UNSPECIFIED = (  # INPLACE-98: what their compiled update does before 2.8 is recorded, not specified
     "as_strided_",
     "as_strided_.partial_views",
     "conj_physical_",

@@ -240,10 +240,10 @@ def _what_it_does(run, step, x) -> str:
 
 
 # > INPLACE-98 (UNSPECIFIED): What the compiled update by these members of `OPDB_INPLACE` does in the cases of
-# > INPLACE-80, INPLACE-81, INPLACE-84 and VERSION-80, before 2.5 ... Recorded per member and case
+# > INPLACE-80, INPLACE-81, INPLACE-84 and VERSION-80, before 2.8 ... Recorded per member and case
 @pytest.mark.clause("INPLACE-98")
 @pytest.mark.parametrize("member", OPDB_COMPILED_UNSPECIFIED)
-def test_compiled_opdb_update_before_2_5(device, member, run, observe):
+def test_compiled_opdb_update_before_2_8(device, member, run, observe):
     cases = {
         "on a leaf that requires grad": (True, lambda update: update),
         "on a leaf that requires grad, under no_grad": (True, _no_grad),
