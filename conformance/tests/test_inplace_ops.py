@@ -252,4 +252,4 @@ def test_compiled_opdb_update_before_2_8(device, member, run, observe):
     for case, (requires_grad, form) in cases.items():
         x, update = _member(member, device)
         x.requires_grad_(requires_grad)
-        observe(case, _what_it_does(run, form(update), x))
+        observe(f"{member}, {case}", _what_it_does(run, form(update), x))
