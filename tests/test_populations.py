@@ -102,7 +102,7 @@ def _named(clause) -> list[str]:
 @functools.cache
 def _test_sources() -> dict[str, list[str]]:
     """Clause id -> the source each of its tests reaches: the function, its decorators, and the module-level
-    assignments of the names it uses (``WRITES = [... INPLACE_SPELLINGS ...]``)."""
+    assignments and helper functions of the names it uses (``WRITES = [... INPLACE_SPELLINGS ...]``)."""
     sources: dict[str, list[str]] = {}
     for path in sorted((reg.ROOT / "conformance" / "tests").glob("test_*.py")):
         src = path.read_text()
@@ -113,6 +113,10 @@ def _test_sources() -> dict[str, list[str]]:
             if isinstance(node, ast.Assign)
             for target in node.targets
             if isinstance(target, ast.Name)
+        }
+        # and the module's helper functions it calls (``_member(m, device)`` draws from OPDB_INPLACE)
+        assigned |= {
+            node.name: ast.get_source_segment(src, node) for node in tree.body if isinstance(node, ast.FunctionDef)
         }
         for node in tree.body:
             if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test"):
