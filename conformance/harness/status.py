@@ -31,7 +31,7 @@ DIVERGES = re.compile(
 COMPILED_GAPS = (
     (SPECIFIED_FROM, "before {release} see {clauses}"),
     (re.compile(re.escape(modes.EAGER_ONLY)), "no test compiles its update step"),
-    (DIVERGES, "{member} {what} on {device}, {where} ({clause})"),
+    (DIVERGES, "`{member}` {what} on {device}, {where} ({clause})"),
 )
 
 
@@ -138,9 +138,10 @@ def compiled_gaps(reasons: list[str]) -> list[str]:
                 said["clauses"] = ", ".join(dict.fromkeys(named))
             if "member" in said:  # a population's members: each differs as its clause says
                 members = {m["member"]: m["clause"] for m in matches}
-                clauses = ", ".join(dict.fromkeys(members.values()))
-                said = {**said, "clause": clauses, "what": "differ" if len(set(members.values())) > 1 else said["what"]}
-                said["member"] = f"`{said['member']}`" if len(members) == 1 else f"{len(members)} members"
+                if len(members) > 1:
+                    clauses = ", ".join(dict.fromkeys(members.values()))
+                    gaps.append(f"{len(members)} members differ on {said['device']} ({clauses})")
+                    continue
             gaps.append(words.format(**said))
     return gaps
 
