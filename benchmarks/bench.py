@@ -3,7 +3,7 @@
     python benchmarks/bench.py                    # floor, suite serial, suite -n 2, docs build
     python benchmarks/bench.py --nox 2.15.0       # also a warm `nox -s conformance` for that torch
     python benchmarks/bench.py --window           # also a warm `nox -s conformance` over the whole window
-    python benchmarks/bench.py --modes-per-version  # compile-mode suite / eager suite, for each kept environment
+    python benchmarks/bench.py --modes-per-version  # only: compile-mode suite / eager suite, per kept environment
 
 Each measurement is the median of --repeat runs; ratios are to the floor. These
 machines are small and noisy: read ratios, not absolute seconds. No thresholds
@@ -52,6 +52,9 @@ def main() -> int:
         "--versions", help="with --modes-per-version: only these releases (comma-separated, e.g. 2.1.2,2.13.0)"
     )
     args = parser.parse_args()
+    if args.modes_per_version:  # a table of its own: minutes per release, so nothing else is timed
+        modes_per_version(args.repeat, args.versions.split(",") if args.versions else None)
+        return 0
 
     py = args.python
     suite = [py, "-m", "pytest", "conformance", "-q", "-p", "no:cacheprovider"]
@@ -88,26 +91,33 @@ def main() -> int:
         print(f"{name:<48} {seconds:8.2f} {seconds / floor:8.2f}")
     times = dict(rows)
     print(f"compile mode / eager suite: {times['suite, compile mode (--mode compile)'] / times['suite, serial']:.2f}x")
-    if args.modes_per_version:
-        modes_per_version(args.repeat, args.versions.split(",") if args.versions else None)
     return 0
 
 
 def modes_per_version(repeat: int, versions: list[str] | None = None) -> None:
-    """The compile-mode suite as a ratio to the eager suite, both timed with the same python, per kept release."""
-    print(f"{'torch':<10} {'eager s':>8} {'compile s':>10} {'ratio':>6}")
+    """Per kept release: the floor, the eager and the compile-mode suite (serial, cpu + meta), as a markdown table."""
     envs = sorted((ROOT / ".nox").glob("conformance-torch-*"), key=lambda p: [int(n) for n in p.name.split("-")[2:]])
     if versions:
         envs = [e for e in envs if ".".join(e.name.split("-")[2:]) in versions]
-        if not envs:
-            sys.exit(f"bench.py: no kept environment for --versions {','.join(versions)} under .nox/")
+    if not envs:
+        sys.exit(
+            f"bench.py: no kept environment{' for --versions ' + ','.join(versions) if versions else ''} under .nox/"
+        )
+    print(f"cores: {os.cpu_count()}, repeat: {repeat}, started {time.strftime('%Y-%m-%d %H:%M')}", flush=True)
+    print("| torch | floor s | eager s | compile s | eager x floor | compile x floor | compile / eager |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |", flush=True)
     for env in envs:
         py = str(env / "bin" / "python")
         suite = [py, "-m", "pytest", "conformance", "-q", "-p", "no:cacheprovider", "--device", "cpu,meta"]
+        floor = timed([py, "-c", "import torch"], repeat)
         eager = timed([*suite, "--mode", "eager"], repeat)
         compiled = timed([*suite, "--mode", "compile"], repeat)
         version = ".".join(env.name.split("-")[2:])
-        print(f"{version:<10} {eager:8.2f} {compiled:10.2f} {compiled / eager:6.2f}", flush=True)
+        print(
+            f"| {version} | {floor:.2f} | {eager:.2f} | {compiled:.2f} | {eager / floor:.1f} | {compiled / floor:.1f} "
+            f"| {compiled / eager:.1f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":
