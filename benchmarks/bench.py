@@ -109,10 +109,15 @@ def modes_per_version(repeat: int, versions: list[str] | None = None) -> None:
     for env in envs:
         py = str(env / "bin" / "python")
         suite = [py, "-m", "pytest", "conformance", "-q", "-p", "no:cacheprovider", "--device", "cpu,meta"]
-        floor = timed([py, "-c", "import torch"], repeat)
-        eager = timed([*suite, "--mode", "eager"], repeat)
-        compiled = timed([*suite, "--mode", "compile"], repeat)
         version = ".".join(env.name.split("-")[2:])
+        try:
+            floor = timed([py, "-c", "import torch"], repeat)
+            eager = timed([*suite, "--mode", "eager"], repeat)
+            compiled = timed([*suite, "--mode", "compile"], repeat)
+        except subprocess.CalledProcessError as e:  # a run that failed has no time to report: say so, go on
+            why = f"signal {-e.returncode}" if e.returncode < 0 else f"exit {e.returncode}"
+            print(f"| {version} | `{' '.join(e.cmd[1:])}` failed ({why}) |", flush=True)
+            continue
         print(
             f"| {version} | {floor:.2f} | {eager:.2f} | {compiled:.2f} | {eager / floor:.1f} | {compiled / floor:.1f} "
             f"| {compiled / eager:.1f} |",
