@@ -47,20 +47,32 @@ SUITE_MODULES = tuple(
 )
 RESULTS_DIR = SUITE_DIR / "results"
 CLAUSE_IDS = f"{reg.CLAUSE_ID_PATTERN}(?:, {reg.CLAUSE_ID_PATTERN})*"
+# What each {field} of a reason template of harness/modes.py may read as.
+TEMPLATE_FIELDS = {
+    "release": mod.RELEASE_AND_SERIES,
+    "clauses": CLAUSE_IDS,
+    "clause": reg.CLAUSE_ID_PATTERN,
+    "device": r"\w+",
+    "where": ".*",
+    "member": ".*",
+    "what": ".*",
+}
+
+
+def template_pattern(template: str) -> re.Pattern:
+    """The texts a template of harness/modes.py makes, each {field} a named group."""
+    field = re.compile(r"\\\{(\w+)\\\}")  # "{name}" as re.escape writes it
+    return re.compile(field.sub(lambda m: f"(?P<{m[1]}>{TEMPLATE_FIELDS[m[1]]})", re.escape(template)))
+
+
 # Why a run found no applicable compile-mode test of a clause: the texts of harness/modes.py, any release/member.
-HARNESS_REASON = re.compile(
-    "|".join(
-        re.escape(text)
-        .replace(re.escape("{release}"), mod.RELEASE_AND_SERIES)
-        .replace(re.escape("{clauses}"), CLAUSE_IDS)
-        .replace(re.escape("{member}"), ".*")
-        .replace(re.escape("{what}"), ".*")
-        .replace(re.escape("{where}"), ".*")
-        .replace(re.escape("{device}"), r"\w+")
-        .replace(re.escape("{clause}"), reg.CLAUSE_ID_PATTERN)
-        for text in (mod.EAGER_ONLY, mod.SPECIFIED_FROM, mod.DIVERGES)
-    )
-)
+HARNESS_REASONS = tuple(map(template_pattern, (mod.EAGER_ONLY, mod.SPECIFIED_FROM, mod.DIVERGES)))
+
+
+def harness_reason(why: str) -> bool:
+    return any(p.fullmatch(why) for p in HARNESS_REASONS)
+
+
 REFRESH_HINT = "refresh them with: nox -s conformance"
 
 
@@ -124,7 +136,7 @@ def clause_outcome(clause, device, mode, torch_version, python, present, ran: di
     # A pass of some tests only, the others not-applicable for the harness's reasons (specified compiled from a later
     # release, or doing on meta what another clause says): it holds in part, and says why the rest said nothing.
     gaps = sorted(manifest.inapplicable.get((clause.id, device, mode), ())) if manifest and mode == "compile" else []
-    return "pass", len(executed), [why for why in gaps if HARNESS_REASON.fullmatch(why)]
+    return "pass", len(executed), [why for why in gaps if harness_reason(why)]
 
 
 def in_part(entry: dict) -> bool:
@@ -333,14 +345,14 @@ def validate(doc: dict, where: str, registry: reg.Registry | None = None) -> Non
                 fail(f"{here}: outcome {outcome} needs a reason")
             if outcome == "pass" and tests < 1:
                 fail(f"{here}: pass with no test run")
-            if outcome == "pass" and not all(map(HARNESS_REASON.fullmatch, reasons)):
+            if outcome == "pass" and not all(map(harness_reason, reasons)):
                 fail(f"{here}: a pass can only say why some tests were not-applicable (harness reasons)")
             fixed = expected_outcome(registry.clauses[cid], device, mode, doc["torch"], doc["python"], present)
             if fixed and fixed[0] != outcome:
                 fail(f"{here}: {outcome} is impossible here ({fixed[1]}); expected {fixed[0]}")
             # In compile mode a clause whose tests all run eagerly, or are all not-applicable for the harness's
             # reasons (modes.specified_later, modes.diverging_member), is not-applicable: only the run knows that.
-            if not fixed and outcome == "not-applicable" and not all(map(HARNESS_REASON.fullmatch, reasons)):
+            if not fixed and outcome == "not-applicable" and not all(map(harness_reason, reasons)):
                 fail(f"{here}: not-applicable, but the clause applies to torch {doc['torch']} on {device} in {mode}")
             if outcome == "not-applicable" and reasons == [mod.EAGER_ONLY] and mode != "compile":
                 fail(f"{here}: only compile mode can be {mod.EAGER_ONLY!r}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import re
 from collections import defaultdict
 
 from packaging.version import Version
@@ -15,22 +14,10 @@ from .modes import KNOWN as MODES
 
 WORDS = {"pass": "holds", "fail": "FAILS", "not-applicable": "not applicable", "not-run": "not run"}
 # Why a clause inside its range was not-applicable compiled, in the words of a clause's status line.
-SPECIFIED_FROM = re.compile(
-    re.escape(modes.SPECIFIED_FROM)
-    .replace(re.escape("{release}"), f"(?P<release>{modes.RELEASE_AND_SERIES})")
-    .replace(re.escape("{clauses}"), f"(?P<clauses>{results.CLAUSE_IDS})")
-)
-DIVERGES = re.compile(
-    re.escape(modes.DIVERGES)
-    .replace(re.escape("{clause}"), f"(?P<clause>{reg.CLAUSE_ID_PATTERN})")
-    .replace(re.escape("{device}"), r"(?P<device>\w+)")
-    .replace(re.escape("{where}"), "(?P<where>.*)")
-    .replace(re.escape("{member}"), "(?P<member>.*)")
-    .replace(re.escape("{what}"), "(?P<what>.*)")
-)
+SPECIFIED_FROM, DIVERGES = map(results.template_pattern, (modes.SPECIFIED_FROM, modes.DIVERGES))
 COMPILED_GAPS = (
     (SPECIFIED_FROM, "before {release} see {clauses}"),
-    (re.compile(re.escape(modes.EAGER_ONLY)), "no test compiles its update step"),
+    (results.template_pattern(modes.EAGER_ONLY), "no test compiles its update step"),
     (DIVERGES, "`{member}` {what} on {device}, {where} ({clause})"),
 )
 
