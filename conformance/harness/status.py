@@ -14,10 +14,11 @@ from .modes import KNOWN as MODES
 
 WORDS = {"pass": "holds", "fail": "FAILS", "not-applicable": "not applicable", "not-run": "not run"}
 # Why a clause inside its range was not-applicable compiled, in the words of a clause's status line.
-SPECIFIED_FROM, DIVERGES = map(results.template_pattern, (modes.SPECIFIED_FROM, modes.DIVERGES))
+SPECIFIED_FROM = results.HARNESS_REASONS[modes.SPECIFIED_FROM]
+DIVERGES = results.HARNESS_REASONS[modes.DIVERGES]
 COMPILED_GAPS = (
     (SPECIFIED_FROM, "before {release} see {clauses}"),
-    (results.template_pattern(modes.EAGER_ONLY), "no test compiles its update step"),
+    (results.HARNESS_REASONS[modes.EAGER_ONLY], "no test compiles its update step"),
     (DIVERGES, "`{member}` {what} on {device}, {where} ({clause})"),
 )
 
