@@ -98,11 +98,12 @@ def modes_per_version(repeat: int, versions: list[str] | None = None) -> None:
     """Per kept release: the floor, the eager and the compile-mode suite (serial, cpu + meta), as a markdown table."""
     envs = sorted((ROOT / ".nox").glob("conformance-torch-*"), key=lambda p: [int(n) for n in p.name.split("-")[2:]])
     if versions:
-        envs = [e for e in envs if ".".join(e.name.split("-")[2:]) in versions]
+        kept = {".".join(e.name.split("-")[2:]): e for e in envs}
+        if missing := [v for v in versions if v not in kept]:  # every asked release, or none: no silent gaps
+            sys.exit(f"bench.py: no kept environment under .nox/ for --versions {','.join(missing)}")
+        envs = [kept[v] for v in versions]
     if not envs:
-        sys.exit(
-            f"bench.py: no kept environment{' for --versions ' + ','.join(versions) if versions else ''} under .nox/"
-        )
+        sys.exit("bench.py: no kept environment under .nox/ (nox -s conformance --install-only makes them)")
     print(f"cores: {os.cpu_count()}, repeat: {repeat}, started {time.strftime('%Y-%m-%d %H:%M')}", flush=True)
     print("| torch | floor s | eager s | compile s | eager x floor | compile x floor | compile / eager |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |", flush=True)

@@ -114,6 +114,8 @@ DIVERGENT = {
     "INPLACE-92",
     "INPLACE-93",
     "INPLACE-97",
+    "INPLACE-99",
+    "INPLACE-100",
     "NOGRAD-91",
     "NOGRAD-92",
     "NOGRAD-93",

@@ -131,3 +131,29 @@ def test_the_release_timeline_is_drawn_from_the_clause_ranges():
         assert f">{page}<" in svg, f"page {page} has ranged clauses but no lane in the timeline"
     for boundary in {str(b) for c in ranged for b in (c.since, c.until) if b}:
         assert f">{boundary}<" in svg, f"release {boundary} is a clause boundary but not on the timeline's axis"
+
+
+# The population directive (docs/_ext/populations.py): the members a page lists are the ones the tests take.
+
+
+def test_a_population_box_lists_every_member_its_tests_run():
+    population_ext = pytest.importorskip("populations")
+    from conformance.harness import populations
+
+    text = " ".join(population_ext.population_text("VIEW_OPS"))
+    assert all(f"`{mid}`" in text for mid in populations.VIEW_OPS.ids())
+    assert f"({len(populations.VIEW_OPS.members)} members)" in text
+
+
+def test_a_diverging_box_lists_the_members_the_clause_covers_and_refuses_a_clause_that_covers_none():
+    population_ext = pytest.importorskip("populations")
+    from conformance.harness import modes
+
+    (line,) = population_ext.population_text("OPDB_INPLACE", diverging="INPLACE-98")
+    listed = re.findall(r"`([^`]+)`", line.split("): ", 1)[1])
+    assert listed == list(modes.OPDB_COMPILED_UNSPECIFIED)
+    assert line.startswith(f"**{len(listed)} members of `OPDB_INPLACE`**")
+    with pytest.raises(ValueError, match="no member of OPDB_INPLACE diverges by INPLACE-80"):
+        population_ext.population_text("OPDB_INPLACE", diverging="INPLACE-80")
+    with pytest.raises(ValueError, match="unknown population 'OPDB'"):
+        population_ext.population_text("OPDB")

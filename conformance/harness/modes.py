@@ -274,6 +274,20 @@ def _backend_settings(backend) -> dict | None:
     return settings if isinstance(settings, dict) else None
 
 
+# Storages handed to a compiled step on torch 2.1, kept to the end of the process: 2.1 crashes at exit (a segfault
+# in the garbage collector, clear_weakref) once such a storage is freed after torch._dynamo.reset(), and resets come
+# before each compile-mode test. Five lines of torch show it (README, "Compile mode per release"); 2.2 does not.
+_KEPT_STORAGES: list = []
+
+
+def keep_storages(args) -> None:
+    import torch
+    from packaging.version import Version
+
+    if Version(Version(torch.__version__).base_version) < Version("2.2"):
+        _KEPT_STORAGES.extend(a for a in args if isinstance(a, torch.UntypedStorage | torch.TypedStorage))
+
+
 class Runner:
     """The ``run`` fixture's value: runs an update step in the test's mode."""
 
@@ -297,6 +311,7 @@ class Runner:
         self.compiled_steps += 1
 
         def call(*args, **kwargs):
+            keep_storages(args)
             before = sum(counters["graph_break"].values())
             try:
                 with self.compiling():

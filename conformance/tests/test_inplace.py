@@ -617,6 +617,38 @@ def test_error_names_saving_node_of_saved_output_before_2_13(device, saving, exc
     check_each(INPLACE_RECORDED, check, raising=run.untraceable_members(device))
 
 
+def _pow_returning_nothing(y):
+    y.pow_(2)
+
+
+# > INPLACE-99 (2.2 to 2.3): When the compiled step updates `y` with `y.pow_(2)` and returns nothing, where `y` is
+# > made and saved by an operation of SAVES_OUTPUT, the exception of INPLACE-93 does not apply: the message names
+# > the saving node as INPLACE-40 says, though `y.grad_fn` is `CopyBackwards` as when the step returns `y`.
+# > INPLACE-100 (2.4 to 2.14, and on 2.1): In the case of INPLACE-99, the message names
+# > `torch::autograd::CopyBackwards`, as when the step returns `y`, and `y.grad_fn` is `CopyBackwards`.
+# > INPLACE-94 (since 2.15): ... So it is when the step updates `y` with `y.pow_(2)` and returns nothing.
+@pytest.mark.parametrize(
+    "named",
+    [
+        pytest.param(lambda saver: saver, marks=pytest.mark.clause("INPLACE-99"), id="INPLACE-99"),
+        pytest.param(
+            lambda saver: COMPILED_NAMES["t.pow_(2)"], marks=pytest.mark.clause("INPLACE-100"), id="INPLACE-100"
+        ),
+        pytest.param(_short, marks=pytest.mark.clause("INPLACE-94"), id="INPLACE-94"),
+    ],
+)
+@pytest.mark.parametrize("saving", SAVES_OUTPUT.params())
+def test_error_names_after_compiled_pow_returning_nothing(device, saving, named, run):
+    a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    y = saving(a)
+    saver = type(y.grad_fn).__name__
+    run(_pow_returning_nothing, y)
+    assert type(y.grad_fn).__name__ == "CopyBackwards"
+    with raises(RuntimeError, SAVED_MODIFIED) as info:
+        y.sum().backward()
+    assert _node_in_message(str(info.value)) == named(saver)
+
+
 # > INPLACE-41 (since 2.13): In the case of INPLACE-40, NAME is the type name of the saving node shortened as in
 # > INPLACE-19 (`Exp`, `Sigmoid`, `LogSoftmax`), also after `y.copy_(v)` and `y[0] = 5`.
 # > INPLACE-92 (since 2.13): Inside a compiled function INPLACE-41 holds, except after `y.pow_(2)`, where NAME is

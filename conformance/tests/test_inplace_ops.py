@@ -76,10 +76,10 @@ def test_opdb_inplace_on_leaf_requiring_grad(device, op, run):
     assert x._version == before and x.is_leaf and x.grad_fn is None
 
 
-def _ldexp_on_leaf(device):
+def _ldexp_on_leaf(device, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
     with pytest.raises(RuntimeError) as info:
-        x.ldexp_(torch.tensor([1.0, 2.0], device=device))
+        run(lambda x, other: x.ldexp_(other), x, torch.tensor([1.0, 2.0], device=device))
     assert x._version == 0 and x.is_leaf and x.grad_fn is None
     return str(info.value)
 
@@ -88,16 +88,16 @@ def _ldexp_on_leaf(device):
 # > raises `RuntimeError` whose message contains "functions with out=... arguments don't support automatic
 # > differentiation, but one of the arguments requires grad" (not the message of INPLACE-80) ...
 @pytest.mark.clause("INPLACE-82")
-def test_ldexp_on_leaf_raises_out_error(device):
-    message = _ldexp_on_leaf(device)
+def test_ldexp_on_leaf_raises_out_error(device, run):
+    message = _ldexp_on_leaf(device, run)
     assert OUT_ERROR in message and LEAF_ERROR not in message, message
 
 
 # > INPLACE-83: Since torch 2.11, it raises `RuntimeError` whose message contains "a leaf Variable that requires
 # > grad is being used in an in-place operation", as every member of INPLACE-80.
 @pytest.mark.clause("INPLACE-83")
-def test_ldexp_on_leaf_raises_leaf_error(device):
-    message = _ldexp_on_leaf(device)
+def test_ldexp_on_leaf_raises_leaf_error(device, run):
+    message = _ldexp_on_leaf(device, run)
     assert LEAF_ERROR in message, message
 
 

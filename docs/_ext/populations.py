@@ -18,36 +18,41 @@ from sphinx.util.docutils import SphinxDirective
 from conformance.harness import modes, populations
 
 
+def population_text(name: str, diverging: str | None = None) -> list[str]:
+    """The directive's MyST lines for population ``name`` (or its members that clause ``diverging`` covers); a
+    ValueError says what is wrong."""
+    population = populations.ALL.get(name)
+    if population is None:
+        raise ValueError(f"unknown population {name!r} (not in conformance/harness/populations.py)")
+    if diverging:
+        members = [m for d in modes.MEMBER_DIVERGENCES if d.clause == diverging for m in d.members]
+        if not members:
+            raise ValueError(f"no member of {name} diverges by {diverging} (conformance/harness/modes.py)")
+        return [
+            f"**{len(members)} members of `{name}`** whose compiled update {{clause}}`{diverging}` covers "
+            "(`conformance/harness/modes.py`): " + ", ".join(f"`{m}`" for m in members)
+        ]
+    if hasattr(population, "page_lines"):  # drawn from torch (op_db): its recorded members per release
+        return population.page_lines()
+    ids = ", ".join(f"`{mid}`" for mid in population.ids())
+    return [f"**Population `{name}`** ({len(population.members)} members): {population.description}", "", ids]
+
+
 class PopulationDirective(SphinxDirective):
     required_arguments = 1
     has_content = False
     option_spec = {"diverging": directives.unchanged_required}
 
     def run(self):
-        name = self.arguments[0]
-        population = populations.ALL.get(name)
-        if population is None:
-            raise self.error(f"unknown population {name!r} (not in conformance/harness/populations.py)")
-        box = nodes.container(classes=["population"], ids=[f"population-{name.lower()}"])
-        if clause := self.options.get("diverging"):
-            members = [m for d in modes.MEMBER_DIVERGENCES if d.clause == clause for m in d.members]
-            if not members:
-                raise self.error(f"no member of {name} diverges by {clause} (conformance/harness/modes.py)")
-            box["ids"] = [f"population-{name.lower()}-{clause.lower()}"]
-            text = [
-                f"**{len(members)} members of `{name}`** whose compiled update {{clause}}`{clause}` covers "
-                "(`conformance/harness/modes.py`): " + ", ".join(f"`{m}`" for m in members)
-            ]
-        elif hasattr(population, "page_lines"):  # drawn from torch (op_db): its recorded members per release
-            self.env.note_dependency(str(population.data_file))
-            text = population.page_lines()
-        else:
-            ids = ", ".join(f"`{mid}`" for mid in population.ids())
-            text = [
-                f"**Population `{name}`** ({len(population.members)} members): {population.description}",
-                "",
-                ids,
-            ]
+        name, clause = self.arguments[0], self.options.get("diverging")
+        try:
+            text = population_text(name, clause)
+        except ValueError as e:
+            raise self.error(str(e)) from None
+        if hasattr(populations.ALL[name], "data_file"):  # rebuild the page when the recorded members change
+            self.env.note_dependency(str(populations.ALL[name].data_file))
+        ids = [f"population-{name.lower()}" + (f"-{clause.lower()}" if clause else "")]
+        box = nodes.container(classes=["population"], ids=ids)
         self.state.nested_parse(StringList(text, source=self.get_source_info()[0]), self.content_offset, box)
         return [box]
 

@@ -43,9 +43,9 @@ class Case:
 
 
 def all_cases() -> list[Case]:
-    from . import cli, release_check, results, run, spec
+    from . import bench, cli, release_check, results, run, spec
 
-    cases = [case for module in (run, spec, results, release_check, cli) for case in module.CASES]
+    cases = [case for module in (run, spec, results, release_check, cli, bench) for case in module.CASES]
     ids = [c.id for c in cases]
     assert len(ids) == len(set(ids)), "bad-input case ids must be unique"
     return cases

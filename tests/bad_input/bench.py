@@ -1,0 +1,28 @@
+"""Bad input of the benchmark (benchmarks/bench.py), copied into the demo project, whose .nox/ keeps no environment."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from . import Case
+
+BENCH = Path(__file__).parents[2] / "benchmarks" / "bench.py"
+
+
+def copy_bench(project: Path) -> None:
+    (project / "benchmarks").mkdir()
+    shutil.copy(BENCH, project / "benchmarks")
+
+
+CASES: list[Case] = [
+    Case(
+        id="bench-release-not-kept",
+        what="the per-release benchmark for a release whose nox environment is not kept (or a typo)",
+        argv=(sys.executable, "benchmarks/bench.py", "--modes-per-version", "--versions", "2.13.0,2.13.9"),
+        says="no kept environment under .nox/ for --versions 2.13.0,2.13.9",
+        exit=1,
+        setup=copy_bench,
+    ),
+]
