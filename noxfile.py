@@ -1,6 +1,7 @@
 """Sessions: conformance (one per torch of the support window), tests, docs, lint.
 
-nox -s conformance                      # every torch of the window
+nox -s conformance                      # every torch of the window: its stale clauses (fingerprints)
+nox -s conformance -- --all             # every torch of the window: every clause
 nox -s "conformance(torch='2.0.1')"     # one version
 nox -s conformance -- --device cpu      # arguments after -- go to pytest
 nox -s "ranges(torch='2.5.1')"          # only the check that version ranges are tight, on one version
@@ -15,6 +16,8 @@ import nox
 from packaging.version import Version
 
 sys.path.insert(0, str(Path(__file__).parent))  # nox does not put the project on the path
+from conformance.harness import registry as reg  # noqa: E402
+from conformance.harness import results  # noqa: E402
 from conformance.window import TESTS_TORCH, TORCH_WINDOW, numpy_requirement  # noqa: E402
 
 # Environments with compiled bytecode: these machines set PYTHONDONTWRITEBYTECODE=1, and without .pyc files
@@ -67,18 +70,56 @@ def disk_advice(session, version: str) -> None:
 @nox.session(python=PYTHON)
 @nox.parametrize("torch", TORCH_WINDOW)
 def conformance(session, torch):
-    """Run the suite on one torch release, record its results per device, and check that version ranges are tight."""
+    """Bring one torch release's recorded results up to date, and check that version ranges are tight: only the
+    clauses whose outcomes are stale or missing are run again (harness/fingerprints.py), every clause when nothing
+    is recorded or with ``-- --all``."""
+    args = [arg for arg in session.posargs if arg != "--all"]
+    target = RESULTS / Version(torch).public / "{device}.json"
+    try:
+        stale = None if "--all" in session.posargs else stale_clauses(str(target))
+    except results.ResultsError as exc:
+        session.error(f"{exc}; record the whole suite again: nox -s \"conformance(torch='{torch}')\" -- --all")
+    if stale == []:
+        session.log(f"torch {torch}: every recorded outcome is fresh, nothing to run (-- --all records it again)")
+        return
     disk_advice(session, torch)
     install_torch(session, torch, *SUITE_NEEDS)
-    target = RESULTS / Version(torch).public / "{device}.json"
+    # Only the stale clauses: their tests all run (a partial run of them is refused, --record), on every device and
+    # mode, and their outcomes are merged into the recorded files, all of them or none.
+    only = ["--clauses", ",".join(stale)] if stale else []
+    session.log(f"torch {torch}: {f'{len(stale)} stale clauses' if stale else 'every clause'} to run")
+    before = results.stamps(results.targets(str(target)).values())
     try:
         # --record: a partial run (-k, -x, a narrower path ...) is refused, never written over the recorded results.
         # Both modes: the update steps as written and through torch.compile (conformance/harness/modes.py).
-        session.run(*PYTEST, "--record", "--mode", "eager,compile", "--results", str(target), *session.posargs)
-        check_ranges(session, *workers(session.posargs))
+        session.run(*PYTEST, "--record", "--mode", "eager,compile", "--results", str(target), *only, *args)
+        # Exit 0 and nothing written (a test that ends the process, a plugin blocked): the old files must not stand
+        # as this recording.
+        if unwritten := sorted(set(before) - set(results.rewritten(before))):
+            session.error(f"the suite exited 0 but did not write {unwritten[0]}: the recorded results stand as before")
+        check_ranges(session, *only, *workers(args))
     finally:
         if os.environ.get("CONFORMANCE_LOW_DISK"):
             drop_environment(session)
+
+
+def stale_clauses(target: str) -> list[str] | None:
+    """The clauses of the spec whose recorded outcomes at ``target`` are stale or missing (none: []); None when
+    there is no recording to bring up to date. A clause no longer in the spec is dropped from the files here, with
+    no torch to run."""
+    registry = reg.default()
+    paths = results.targets(target).values()
+    if not all(path.is_file() for path in paths):
+        return None
+    stale = set()
+    for path in paths:
+        stale.update(results.stale(results.load(path, registry), registry))
+    if removed := stale - set(registry.clauses):
+        docs = list(results.mergeable(target, registry).values())
+        whole = {**docs[0], "devices": {d: t for doc in docs for d, t in doc["devices"].items()}}
+        results.write(results.merge(whole, target, [], registry), target)
+        print(f"nox > {target}: dropped {', '.join(sorted(removed))}, no longer in the spec")
+    return sorted(stale - removed, key=results.natural)
 
 
 @nox.session(python=PYTHON)
@@ -120,9 +161,26 @@ def tests(session):
     # pip (not uv) so that a machine that keeps torch wheels locally (pip's find-links) is used.
     groups = nox.project.dependency_groups(PYPROJECT, "dev", "docs", "lint")
     install_torch(session, TESTS_TORCH, *SUITE_NEEDS, *groups)
+    # The torch wheel these tests run on: the release check's end-to-end tests install it (wheel, local index).
+    wheels = Path(session.virtualenv.location) / "wheels"
+    download = ("python", "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:", "-d", str(wheels))
+    session.run_install(*download, f"torch=={TESTS_TORCH}")
+    session.env["CONFORMANCE_TORCH_WHEEL"] = str(next(wheels.glob(f"torch-{TESTS_TORCH}*.whl")))
     lint_checks(session)
     session.run("python", "-m", "pytest", "tests", "-p", "no:cacheprovider", "-n", "2", *session.posargs)
-    session.run(*PYTEST, "-q", "--mode", "eager,compile")
+    # The whole suite on that torch, as the README's release check of its wheel: it must find no clause changed
+    # against the recorded results of that release.
+    session.run(
+        "python",
+        "conformance/release_check.py",
+        session.env["CONFORMANCE_TORCH_WHEEL"],
+        "--no-write",
+        "--against",
+        TESTS_TORCH,
+        "--",
+        "-n",
+        "2",
+    )
     build_docs(session)
 
 

@@ -87,20 +87,30 @@ def files(template: str) -> list[Path]:
 def run(args, pytest_args: list[str]) -> int:
     if importlib.util.find_spec("torch") is None:
         raise UsageError(f"torch is not installed for {sys.executable}: install the torch to check first")
-    targets = files(args.results)
-    results.check_writable(str(Path(args.results).resolve()))
-    for path in targets:  # a file left by an earlier run must not pass for this run's
-        path.unlink(missing_ok=True)
+    template = str(Path(args.results).resolve())
+    results.check_writable(template)  # the recorded results too: a run never writes over them
+    # Files of an earlier run stay until this run replaces them (a refused run keeps them); which ones it wrote is
+    # told by their inode and mtime, so an old file never passes for this run's.
+    before = results.stamps(files(args.results))
     argv = [sys.executable, "-m", "pytest", str(SUITE), "-c", str(SUITE_INI), "--rootdir", str(SUITE.parent)]
-    argv += ["-p", "no:cacheprovider", "--results", str(Path(args.results).resolve()), "--mode", args.mode]
+    argv += ["-p", "no:cacheprovider", "--results", template, "--mode", args.mode]
     if args.device:
         argv += ["--device", args.device]
     code = subprocess.run([*argv, *pytest_args]).returncode
-    written = [p for p in targets if p.is_file()]
-    if code in (0, 1) and written:
-        LAST_RUN.parent.mkdir(parents=True, exist_ok=True)
-        LAST_RUN.write_text(json.dumps({"results": [str(p) for p in written]}), encoding="utf-8")
-        print(f"results: {', '.join(shown(p) for p in written)}; compare them with the recorded ones: {PROG} diff")
+    written = results.rewritten(before)
+    if code in (0, 1) and not written:
+        raise UsageError(f"the suite exited {code} but wrote no results to {args.results}; see its output above")
+    if code in (0, 1):
+        shown_files = ", ".join(shown(p) for p in written)
+        try:
+            LAST_RUN.parent.mkdir(parents=True, exist_ok=True)
+            LAST_RUN.write_text(json.dumps({"results": [str(p) for p in written]}), encoding="utf-8")
+            print(f"results: {shown_files}; compare them with the recorded ones: {PROG} diff")
+        except OSError as exc:  # a read-only folder: the results are written, only the note for `diff` is not
+            print(
+                f"results: {shown_files} (no note of this run in {LAST_RUN.parent}: {exc.strerror}); compare them "
+                f"with the recorded ones: {PROG} diff --results {args.results}"
+            )
     return code
 
 
@@ -149,10 +159,8 @@ def load_run(paths: list[Path]) -> dict[str, dict]:
         except results.ResultsError as exc:
             raise UsageError(str(exc)) from None
         new.update({device: {**doc, "devices": {device: table}} for device, table in doc["devices"].items()})
-    if len({doc["torch"] for doc in new.values()}) > 1 or len({doc["suite_hash"] for doc in new.values()}) > 1:
+    if len({repr([doc[key] for key in results.HEADER]) for doc in new.values()}) > 1:
         raise UsageError(f"the results {', '.join(map(shown, paths))} are of different runs; run `{PROG} run` again")
-    if next(iter(new.values()))["suite_hash"] != results.suite_hash():
-        raise UsageError(f"the results {', '.join(map(shown, paths))} are of another suite; run `{PROG} run` again")
     if not any(diff.ran(table) for doc in new.values() for _, table in results.tables(doc)):
         raise UsageError(f"no test ran in the run of {', '.join(map(shown, paths))}: nothing to compare")
     return new
@@ -162,10 +170,10 @@ def against_recorded(args) -> int:
     new = load_run(last_run(args.results))
     version = next(iter(new.values()))["torch"]
     versions = recorded()
-    against, why = (check_against(args.against, versions), "--against") if args.against else nearest(version, versions)
+    against, why = check_against(args.against, versions) if args.against is not None else nearest(version, versions)
     code = compare(
         new,
-        recorded_documents(against, new),
+        recorded_documents(against),
         against,
         f"torch {version} (this run) against recorded {against} ({why}):",
     )

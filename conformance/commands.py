@@ -14,6 +14,8 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from conformance.harness import diff, releases, results
+from conformance.harness.devices import KNOWN
+from conformance.harness.registry import SpecError
 
 
 class UsageError(Exception):
@@ -59,7 +61,7 @@ def one_line_errors(command, prog: str) -> int:
 
     try:
         return command()
-    except (UsageError, results.ResultsError) as exc:
+    except (UsageError, results.ResultsError, SpecError) as exc:
         say(str(exc))
         return 2
     except KeyboardInterrupt:
@@ -77,47 +79,61 @@ def recorded() -> list[str]:
         raise UsageError(
             f"no recorded results to compare with: {where}/ does not exist; record some with: nox -s conformance"
         )
-    results.check_recorded(results.RESULTS_DIR)
+    results.check_recorded(results.RESULTS_DIR, allow_stale=True)  # stale clauses: not compared, and named
     versions = results.recorded_versions(results.RESULTS_DIR)
     if not versions:
         raise UsageError(f"no recorded results to compare with in {where}/; record some with: nox -s conformance")
     return versions
 
 
-def check_against(against: str, versions: list[str]) -> str:
-    """The recorded folder that --against names (v2.0.1 and 2.0.1 are the same version)."""
+def check_against(against: str, versions: list[str]) -> tuple[str, str]:
+    """The recorded folder that --against names, and how: a version (v2.0.1 and 2.0.1 are the same), or a minor
+    release (2.12: its recorded patch, as a run of any 2.12.x is compared with it)."""
     try:
         wanted = Version(against)
     except InvalidVersion:
         raise UsageError(f"--against {against!r} is not a version; recorded versions: {', '.join(versions)}") from None
     for version in versions:
         if Version(version) == wanted:
-            return version
+            return version, "--against"
+    if len(wanted.release) == 2 and not (wanted.pre or wanted.dev or wanted.post or wanted.local):
+        for version in versions:
+            if Version(version).release[:2] == wanted.release:
+                return version, f"--against {against}: its recorded patch"
     raise UsageError(f"no recorded results for torch {against}; recorded versions: {', '.join(versions)}")
 
 
-def recorded_documents(against: str, devices) -> dict[str, dict]:
-    """The recorded results of ``against`` for each device (an empty document where nothing was recorded)."""
-    found = {}
-    for device in devices:
-        path = results.RESULTS_DIR / against / f"{device}.json"
-        found[device] = results.load(path) if path.is_file() else {"devices": {}}
-    return found
+def recorded_documents(against: str) -> dict[str, dict]:
+    """The recorded results of ``against`` for each device recorded."""
+    paths = {device: results.RESULTS_DIR / against / f"{device}.json" for device in KNOWN}
+    return {device: results.load(path) for device, path in paths.items() if path.is_file()}
 
 
 def compare(new: dict[str, dict], old: dict[str, dict], against: str, heading: str) -> int:
     """Print under ``heading`` what changed from the recorded results of ``against`` (``old``) to the run ``new``
     (one document per device each): 1 when a clause changed its outcome, else 0. A clause that ran before and did
-    not run now (a partial run, a test that skipped itself) is a change, never an all-clear; a device or mode of the
-    run with nothing recorded to compare with is left out, and said so."""
-    changes, unrecorded = [], []
-    for device, doc in new.items():
-        changes += diff.compare(old[device], doc)
-        unrecorded += [f"{d} {m}" for d, m in diff.unrecorded(old[device], doc)]
+    not run now (a partial run, a test that skipped itself) is a change, never an all-clear; a device or mode that
+    only one of the two ran has nothing to compare, and is named."""
+    nothing = {"devices": {}}
+    changes, unrecorded, not_run, changed_spec = [], [], [], set()
+    for device in [*new, *(d for d in old if d not in new)]:
+        this, recorded_here = new.get(device, nothing), old.get(device, nothing)
+        changes += diff.compare(recorded_here, this)
+        changed_spec.update(diff.not_comparable(recorded_here, this))
+        unrecorded += [f"{d} {m}" for d, m in diff.unrecorded(recorded_here, this)]
+        not_run += [f"{d} {m}" for d, m in diff.unrecorded(this, recorded_here)]
     print(heading)
     print(diff.report(changes))
     if unrecorded:
         print(f"(not compared: {', '.join(unrecorded)}: nothing was recorded there for torch {against})")
+    if not_run:
+        print(f"(not compared: {', '.join(not_run)}: recorded for torch {against}, not run in this run)")
+    if changed_spec:
+        cids = sorted(changed_spec, key=results.natural)
+        print(
+            f"(not compared: {len(cids)} clauses whose text or tests changed since torch {against} was recorded, "
+            f"not torch: {', '.join(cids[:20])}{' ...' if len(cids) > 20 else ''}; nox -s conformance refreshes them)"
+        )
     return 1 if changes else 0
 
 

@@ -20,6 +20,7 @@ interrupted. Every error is one line on stderr.
 from __future__ import annotations
 
 import argparse
+import base64
 import os
 import re
 import shutil
@@ -28,7 +29,11 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.error import HTTPError, URLError
+from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.request import Request, url2pathname, urlopen
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -64,11 +69,15 @@ def requirements(spec: str) -> tuple[list[str], str]:
     """
     if spec.startswith(("http://", "https://", "file://")):
         url = urlsplit(spec)
-        if not (url.netloc if url.scheme in ("http", "https") else url.path.strip("/")):
-            raise UsageError(f"index URL {spec!r} names no {'host' if url.scheme != 'file' else 'folder'}")
+        try:
+            url.port  # noqa: B018  (raises ValueError for a port that is no number or out of range)
+        except ValueError as exc:
+            raise UsageError(f"index URL {redacted(spec)!r}: {exc}") from None
+        if not (url.hostname if url.scheme in ("http", "https") else url.path.strip("/")):
+            raise UsageError(f"index URL {redacted(spec)!r} names no {'host' if url.scheme != 'file' else 'folder'}")
         # An extra index: uv takes torch from it (it ranks before PyPI), and the suite's packages, which PyTorch's
-        # indexes do not carry, from PyPI.
-        return ["--pre", "torch", "--extra-index-url", spec], "index-" + re.sub(r"\W+", "-", spec)[-40:]
+        # indexes do not carry, from PyPI. served_versions() checks first that it serves torch at all.
+        return ["--pre", "torch", "--extra-index-url", spec], "index-" + re.sub(r"\W+", "-", redacted(spec))[-40:]
     if spec.endswith(".whl"):
         path = Path(spec).resolve()
         if not path.is_file():
@@ -87,7 +96,53 @@ def requirements(spec: str) -> tuple[list[str], str]:
     except InvalidVersion:
         raise UsageError(f"{spec!r} is neither a torch version, a wheel file nor an index URL") from None
     slug = re.sub(r"[^\w.+-]", "-", str(version))
-    return [f"torch=={version}", numpy_requirement(spec), "--prerelease", "allow"], f"torch-{slug}"
+    return [f"torch=={version}", "--prerelease", "allow"], f"torch-{slug}"
+
+
+def redacted(spec: str) -> str:
+    """A torch spec as it may be shown: an index URL's user name and password replaced by ***."""
+    url = urlsplit(spec)
+    if not spec.startswith(("http://", "https://", "file://")) or "@" not in url.netloc:
+        return spec
+    return urlunsplit(url._replace(netloc="***@" + url.netloc.rpartition("@")[2]))
+
+
+def served_versions(index: str) -> set[Version]:
+    """The torch versions an index URL serves (its simple-API page for torch: index/torch/), read before anything
+    is installed: an index that does not answer or serves no torch is an error, never a reason to take torch from
+    PyPI instead (which uv would do)."""
+    url = urlsplit(index)
+    where = f"index URL {redacted(index)}"
+    page = index.rstrip("/") + "/torch/"
+    try:
+        if url.scheme == "file":
+            folder = Path(url2pathname(url.path))
+            if not folder.is_dir():
+                raise UsageError(f"{where}: no such folder")
+            if not (folder / "torch" / "index.html").is_file():
+                raise UsageError(f"{where} serves no torch: it has no torch/index.html")
+            html = (folder / "torch" / "index.html").read_text(encoding="utf-8", errors="replace")
+        else:
+            request = Request(urlunsplit(urlsplit(page)._replace(netloc=url.netloc.rpartition("@")[2])))
+            if url.username is not None:
+                token = base64.b64encode(f"{unquote(url.username)}:{unquote(url.password or '')}".encode()).decode()
+                request.add_header("Authorization", f"Basic {token}")
+            with urlopen(request, timeout=60) as answer:
+                html = answer.read().decode("utf-8", errors="replace")
+    except HTTPError as exc:
+        raise UsageError(f"{where} serves no torch: {redacted(page)} answers HTTP {exc.code} {exc.reason}") from None
+    except (URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or exc
+        raise UsageError(f"{where} does not answer: {reason}") from None
+    versions = set()
+    for name in re.findall(r"torch-[^\s\"'<>/#]+?\.whl", unquote(html)):
+        try:
+            versions.add(parse_wheel_filename(name)[1])
+        except InvalidWheelFilename:
+            continue
+    if not versions:
+        raise UsageError(f"{where} serves no torch: its page {redacted(page)} lists no torch wheel")
+    return versions
 
 
 def _uv(argv: list[str], what: str) -> subprocess.CompletedProcess:
@@ -98,12 +153,15 @@ def _uv(argv: list[str], what: str) -> subprocess.CompletedProcess:
         raise UsageError(f"cannot {what}: uv is not installed (pip install uv)") from None
 
 
-# What importing torch's operator database (conformance/harness/opdb.py) needs on some releases.
-OPDB_NEEDS = ("expecttest", "pyyaml", "setuptools")
+# What the suite needs beside torch: the package's own dependencies (pyproject.toml; noxfile.py reads the same list),
+# and numpy, whose version goes with the torch (conformance/window.py).
+SUITE_NEEDS = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
 
 
-def install(spec: str) -> Path:
+def install(spec: str) -> tuple[Path, str]:
+    """An environment with that torch and what the suite needs; its python and the torch version it imports."""
     args, slug = requirements(spec)
+    served = served_versions(spec) if "--extra-index-url" in args else None
     env = ENVS / slug
     python = env / "bin" / "python"
     if not python.exists():
@@ -111,19 +169,28 @@ def install(spec: str) -> Path:
         if proc.returncode:
             reason = (lines(proc.stderr) or ["uv venv failed"])[-1]
             raise UsageError(f"cannot create {shown(env)}: {reason.removeprefix('error: ')}")
-    packages = ("pytest", "pytest-xdist", "packaging", *OPDB_NEEDS)
-    proc = _uv(
-        ["uv", "pip", "install", "-q", "--python", str(python), *args, *packages],
-        f"install {spec}",
-    )
+    _install(python, [*args, *SUITE_NEEDS], spec, env)
+    proc = subprocess.run([str(python), "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True)
+    if proc.returncode:
+        raise UsageError(f"the torch installed from {redacted(spec)} does not import: {_cause(proc.stderr)}")
+    version = lines(proc.stdout)[-1]
+    if served is not None and Version(version) not in served:
+        raise UsageError(
+            f"uv installed torch {version}, which index URL {redacted(spec)} does not serve; it came from elsewhere"
+        )
+    _install(python, [numpy_requirement(version)], spec, env)  # op_db needs it; which numpy goes with the torch
+    return python, version
+
+
+def _install(python: Path, args: list[str], spec: str, env: Path) -> None:
+    proc = _uv(["uv", "pip", "install", "-q", "--python", str(python), *args], f"install {redacted(spec)}")
     if proc.returncode:
         stderr = lines(proc.stderr)
         reason = next(
             (ln for ln in stderr if "no version" in ln or "not found" in ln.lower()), stderr[-1] if stderr else ""
         )
         shutil.rmtree(env, ignore_errors=True)
-        raise UsageError(f"cannot install {spec}: {reason.removeprefix('cause: ')}")
-    return python
+        raise UsageError(f"cannot install {redacted(spec)}: {reason.removeprefix('cause: ')}")
 
 
 def newest_recorded(exclude: str | None = None, versions: list[str] | None = None) -> str:
@@ -137,11 +204,19 @@ def newest_recorded(exclude: str | None = None, versions: list[str] | None = Non
     return candidates[-1]
 
 
-def _suite_failure(output: str) -> str:
-    """The line of the suite's output that says what went wrong (its last line when none does)."""
-    said = lines(output)
-    errors = [ln for ln in said if not ln.startswith("=") and re.search(r"error", ln, re.IGNORECASE)]
-    return ((errors or said or ["no output"])[0 if errors else -1])[:300]
+def _cause(output: str) -> str:
+    """The line of a command's output that says what went wrong: a usage error (``ERROR: ...``), else the last
+    exception raised (also inside pytest's INTERNALERROR block), else a line that speaks of an error, else the last."""
+    said = [ln.removeprefix("INTERNALERROR>").strip() for ln in lines(output)]
+    said = [ln for ln in said if ln and not ln.startswith("=")]
+    usage = [ln for ln in said if ln.startswith("ERROR: ")]
+    raised = [ln for ln in said if EXCEPTION_LINE.match(ln)]
+    errors = [ln for ln in said if re.search(r"error", ln, re.IGNORECASE)]
+    return (usage[:1] or raised[-1:] or errors[:1] or said[-1:] or ["no output"])[0].removeprefix("E ").strip()[:300]
+
+
+# "ModuleNotFoundError: No module named 'torch'", "E   RuntimeError: ...", "torch._dynamo.exc.Unsupported: ..."
+EXCEPTION_LINE = re.compile(r"^(?:E\s+)?(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failed)\b:? ")
 
 
 def run_suite(python: Path, out_dir: Path, spec: str, pytest_args: list[str]) -> dict[str, dict]:
@@ -170,7 +245,7 @@ def run_suite(python: Path, out_dir: Path, spec: str, pytest_args: list[str]) ->
     log.write_text(proc.stdout + proc.stderr, encoding="utf-8")
     where = f"(pytest exit {proc.returncode}; its output is in {shown(log)})"
     if proc.returncode not in (0, 1):  # 0: every test passed, 1: some failed; anything else is no complete run
-        reason = _suite_failure(proc.stdout + proc.stderr)
+        reason = _cause(proc.stdout + proc.stderr)
         raise UsageError(f"the suite did not complete on torch {spec} {where}: {reason}")
     files = sorted(out_dir.glob("*.json"))
     if not files:
@@ -210,14 +285,14 @@ def check(argv=None) -> int:
     # Everything that can be checked without installing is checked first.
     requirements(args.torch)
     versions = recorded()
-    against = check_against(args.against, versions) if args.against else None
+    against = check_against(args.against, versions)[0] if args.against is not None else None
 
-    python = install(args.torch)
+    python, _ = install(args.torch)
     with tempfile.TemporaryDirectory() as tmp:
-        new = run_suite(python, Path(tmp), args.torch, pytest_args)
+        new = run_suite(python, Path(tmp), redacted(args.torch), pytest_args)
         version = Version(next(iter(new.values()))["torch"]).public
         against = against or newest_recorded(exclude=version, versions=versions)
-        old = recorded_documents(against, new)  # read before anything is written: --against may be this version
+        old = recorded_documents(against)  # read before anything is written: --against may be this version
         written = None
         if not args.no_write:
             # What is written must pass as a recording later: every device, and every clause run where present.

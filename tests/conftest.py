@@ -156,3 +156,28 @@ def command(project, argv, env=None):
         env={**os.environ, "PYTHONPATH": str(project), **(env or {})},
     )
     return proc.returncode, proc.stdout + proc.stderr
+
+
+@pytest.fixture
+def serve():
+    """serve(folder) -> the http://127.0.0.1:PORT URL of a local server of that folder, stopped after the test."""
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args):  # not every request on the test's output
+            pass
+
+    servers = []
+
+    def start(folder: Path) -> str:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()

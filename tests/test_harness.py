@@ -1,13 +1,14 @@
 """Self-tests of the conformance harness, on the demo project of tests/conftest.py."""
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
 from packaging.version import Version
 
-from conformance.harness import devices, modes, registry, results
-from tests.conftest import add_test, run
+from conformance.harness import devices, modes, outcomes, registry, results
+from tests.conftest import add_test, command, run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -404,7 +405,7 @@ def test_a_member_whose_compiled_step_differs_is_not_applicable_naming_its_claus
     reason = modes.diverging_member(params, device, version, tuple(of.split()))
     assert (reason.split(":")[0] if reason else None) == clause
     if reason:  # the results validator and the status lines read it back
-        assert results.harness_reason(reason), reason
+        assert outcomes.harness_reason(reason), reason
         from conformance.harness import status
 
         assert status.DIVERGES.match(reason).group("clause") == clause
@@ -474,3 +475,26 @@ def test_a_compiled_since_mark_must_name_the_clauses_that_state_the_older_releas
     from conformance.harness.modes import CompiledSince
 
     assert CompiledSince("2.4", tuple(before.split())).problem(registry.default().clauses) == problem
+
+
+def test_a_changed_test_is_recorded_again_alone_and_merged(demo):
+    """The incremental recording of nox -s conformance: --clauses runs the stale clauses' tests, every one of them,
+    and merges their outcomes into the recorded file; the other outcomes stay as recorded."""
+    code, output, recorded = run(demo, "--record", "--mode", "eager,compile")
+    assert code == 0, output
+    check = (sys.executable, "-m", "conformance.harness.results", "r.json")
+    assert command(demo, check)[0] == 0
+    tests = demo / "conformance" / "tests" / "test_demo.py"
+    tests.write_text(tests.read_text().replace("assert x._version == 1", "assert x._version == 1, x._version"))
+    code, output = command(demo, check)
+    assert code == 2 and "1 clauses stale (DEMO-1)" in output, output
+    code, output, _ = run(demo, "--record", "--mode", "eager,compile", "--clauses", "DEMO-1", "-k", "nothing")
+    assert code == 4 and "--record needs the whole suite" in output, "a partial run of the stale clauses is refused"
+    code, output, merged = run(demo, "--record", "--mode", "eager,compile", "--clauses", "DEMO-1")
+    assert code == 0 and "(1 clauses merged)" in output and "DEMO-4" not in output, output
+    assert command(demo, check)[0] == 0, "fresh again"
+    for device, by_mode in recorded["devices"].items():
+        for mode, table in by_mode.items():
+            now = merged["devices"][device][mode]
+            assert {c: e for c, e in now.items() if c != "DEMO-1"} == {c: e for c, e in table.items() if c != "DEMO-1"}
+            assert now["DEMO-1"]["fingerprint"] != table["DEMO-1"]["fingerprint"]

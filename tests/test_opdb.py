@@ -91,7 +91,7 @@ def test_sample_run_says_so_in_summary_and_results(tmp_path):
 
 
 def test_missing_op_db_dependency_ends_the_run_in_one_line(tmp_path):
-    (tmp_path / "expecttest.py").write_text('raise ImportError("No module named expecttest")\n')
+    (tmp_path / "expecttest.py").write_text('raise ModuleNotFoundError("No module named \'numpy\'", name="numpy")\n')
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "conformance/tests/test_inplace_ops.py"],
         cwd=ROOT,
@@ -101,7 +101,8 @@ def test_missing_op_db_dependency_ends_the_run_in_one_line(tmp_path):
         env={**os.environ, "PYTHONPATH": str(tmp_path)},
     )
     assert proc.returncode == 4, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert "ERROR: OPDB_INPLACE: cannot import torch's operator database (op_db): No module named expecttest" in (
+    assert "ERROR: OPDB_INPLACE: cannot import torch's operator database (op_db): No module named 'numpy'" in (
         proc.stderr
     )
+    assert "install numpy into this environment" in proc.stderr, "the hint names the module that is missing"
     assert "Traceback" not in proc.stdout + proc.stderr

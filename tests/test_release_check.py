@@ -1,5 +1,7 @@
 """The release check: argument handling, exit codes, and the clause diff."""
 
+import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -7,12 +9,16 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import torch
+import yaml
 from packaging.version import InvalidVersion, Version
 
 from conformance import commands, release_check
 from conformance.harness import diff, registry, releases, results
 from conformance.harness.devices import KNOWN
 from conformance.window import numpy_requirement
+from tests.bad_input import PYTEST
+from tests.conftest import command
 
 PRESENT = ["cpu", "meta"]
 
@@ -45,13 +51,13 @@ def test_diff_of_identical_documents_is_empty():
 @pytest.mark.parametrize(
     ("spec", "expected"),
     [
-        ("2.16.0", ["torch==2.16.0", "numpy", "--prerelease", "allow"]),
-        ("2.1.2", ["torch==2.1.2", "numpy<2", "--prerelease", "allow"]),
-        ("v2.15.0", ["torch==2.15.0", "numpy", "--prerelease", "allow"]),
-        ("2", ["torch==2", "numpy<2", "--prerelease", "allow"]),
-        ("1!2.13.0", ["torch==1!2.13.0", "numpy", "--prerelease", "allow"]),
-        ("2.16.0.dev20261130", ["torch==2.16.0.dev20261130", "numpy", "--prerelease", "allow"]),
-        ("2.16.0rc1", ["torch==2.16.0rc1", "numpy", "--prerelease", "allow"]),
+        ("2.16.0", ["torch==2.16.0", "--prerelease", "allow"]),
+        ("2.1.2", ["torch==2.1.2", "--prerelease", "allow"]),
+        ("v2.15.0", ["torch==2.15.0", "--prerelease", "allow"]),
+        ("2", ["torch==2", "--prerelease", "allow"]),
+        ("1!2.13.0", ["torch==1!2.13.0", "--prerelease", "allow"]),
+        ("2.16.0.dev20261130", ["torch==2.16.0.dev20261130", "--prerelease", "allow"]),
+        ("2.16.0rc1", ["torch==2.16.0rc1", "--prerelease", "allow"]),
         ("file:///srv/wheels", ["--pre", "torch", "--extra-index-url", "file:///srv/wheels"]),
         (
             "https://example.invalid/whl/nightly/cpu",
@@ -226,8 +232,12 @@ def test_against_is_checked_before_installing(results_dir, installs, capsys):
 
 
 def test_against_names_a_recorded_version_in_any_spelling():
-    assert commands.check_against("v2.0.1", ["2.0.1", "2.13.0"]) == "2.0.1"
-    assert commands.check_against("2.13", ["2.0.1", "2.13.0"]) == "2.13.0"
+    assert commands.check_against("v2.0.1", ["2.0.1", "2.13.0"])[0] == "2.0.1"
+    assert commands.check_against("2.13", ["2.0.1", "2.13.0"])[0] == "2.13.0"
+    # a minor release: its recorded patch, as `diff` compares any 2.12.x with it; a patch must be recorded itself
+    assert commands.check_against("2.12", ["2.0.1", "2.12.1"]) == ("2.12.1", "--against 2.12: its recorded patch")
+    with pytest.raises(commands.UsageError, match="no recorded results for torch 2.12.0"):
+        commands.check_against("2.12.0", ["2.0.1", "2.12.1"])
 
 
 def non_version_folder(folder):
@@ -250,10 +260,10 @@ def corrupt_file(folder):
     (folder / "2.13.0" / "cpu.json").write_bytes(b"\xff\xfe{")
 
 
-def stale_file(folder):
+def forged_fingerprint(folder):
     record(folder)
     path = folder / "2.13.0" / "cpu.json"
-    path.write_text(path.read_text().replace('"suite_hash": "sha256:', '"suite_hash": "sha256:0'))
+    path.write_text(re.sub('"fingerprint": "', '"fingerprint": "x', path.read_text(), count=1))
 
 
 @pytest.mark.parametrize(
@@ -265,9 +275,9 @@ def stale_file(folder):
         (empty_version_folder, "/2.99.0: no results for cpu, meta, cuda, mps"),
         (missing_device_file, "/2.13.0: no results for mps"),
         (corrupt_file, "cpu.json: cannot read results"),
-        (stale_file, "cpu.json: stale, recorded with another version of the tests"),
+        (forged_fingerprint, "cpu.json: cpu.compile.CLONE-1: fingerprint 'x"),
     ],
-    ids=["no-folder", "empty", "non-version", "empty-version", "missing-device", "corrupt", "stale"],
+    ids=["no-folder", "empty", "non-version", "empty-version", "missing-device", "corrupt", "forged-fingerprint"],
 )
 def test_bad_recorded_results_are_one_line_before_installing(results_dir, installs, capsys, setup, says):
     setup(results_dir)
@@ -335,18 +345,21 @@ def fake_subprocess(monkeypatch, run):
     )
 
 
-def test_install_compiles_bytecode(tmp_path, monkeypatch):
+@pytest.mark.parametrize(("spec", "numpy"), [("2.16.0", "numpy"), ("2.3.1", "numpy<2")])
+def test_install_compiles_bytecode_and_adds_what_the_suite_needs(tmp_path, monkeypatch, spec, numpy):
     calls = []
 
     def run(argv, **kwargs):
         calls.append((argv, kwargs.get("env") or {}))
-        return subprocess.CompletedProcess(argv, 0, "", "")
+        return subprocess.CompletedProcess(argv, 0, f"{spec}+cpu\n" if "-c" in argv else "", "")
 
     monkeypatch.setattr(release_check, "ENVS", tmp_path)
     fake_subprocess(monkeypatch, run)
-    assert release_check.install("2.16.0") == tmp_path / "torch-2.16.0" / "bin" / "python"
-    (pip,) = [(argv, env) for argv, env in calls if argv[:3] == ["uv", "pip", "install"]]
-    assert pip[1].get("UV_COMPILE_BYTECODE") == "1" and "torch==2.16.0" in pip[0]
+    assert release_check.install(spec) == (tmp_path / f"torch-{spec}" / "bin" / "python", f"{spec}+cpu")
+    torch, then = [(argv, env) for argv, env in calls if argv[:3] == ["uv", "pip", "install"]]
+    assert torch[1].get("UV_COMPILE_BYTECODE") == "1" and f"torch=={spec}" in torch[0]
+    assert set(release_check.SUITE_NEEDS) <= set(torch[0])
+    assert then[0][-1] == numpy  # numpy goes with the torch installed: the same for a wheel or an index URL
 
 
 def test_an_install_that_fails_is_a_usage_error(tmp_path, monkeypatch):
@@ -379,7 +392,7 @@ def fake_suite(monkeypatch, tmp_path, write=None, code=0, output=""):
     """The release check with an installed torch whose suite run writes ``write(results_template)``."""
     python = tmp_path / "env" / "bin" / "python"
     python.parent.mkdir(parents=True)
-    monkeypatch.setattr(release_check, "install", lambda spec: python)
+    monkeypatch.setattr(release_check, "install", lambda spec: (python, "2.13.0"))
 
     def run(argv, **kwargs):
         if write:
@@ -486,7 +499,7 @@ def test_the_pages_of_the_release_boundaries_in_between_are_named(results_dir, m
     record(results_dir, "2.0.1")
     record(results_dir, "2.13.0")
     new = whole_doc("2.9.1")
-    monkeypatch.setattr(release_check, "install", lambda spec: Path("python"))
+    monkeypatch.setattr(release_check, "install", lambda spec: (Path("python"), "2.9.1"))
     monkeypatch.setattr(
         release_check,
         "run_suite",
@@ -499,3 +512,129 @@ def test_the_pages_of_the_release_boundaries_in_between_are_named(results_dir, m
     for b in crossed:
         assert f"  torch {b}: _build/html/docs/releases/torch-{b}.html\n" in out
     assert "torch-2.11.html" not in out
+
+
+# --- what an index serves, and what is said of it -------------------------------------------------------------------
+
+
+def simple_index(folder: Path, *wheels: str) -> Path:
+    """A simple-API index in ``folder``: a torch/ page linking these wheel names (the files need not exist)."""
+    (folder / "torch").mkdir(parents=True)
+    links = "".join(f'<a href="../files/{name.replace("+", "%2B")}">{name}</a><br>\n' for name in wheels)
+    (folder / "torch" / "index.html").write_text(f"<html><body>\n{links}</body></html>\n")
+    return folder
+
+
+def test_an_index_serves_the_torch_versions_its_page_links(tmp_path, serve):
+    index = simple_index(
+        tmp_path,
+        "torch-2.16.0.dev20261201+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",
+        "torch-2.15.0-cp311-cp311-win_amd64.whl",
+        "torchvision-0.1-py3-none-any.whl",
+    )
+    expected = {Version("2.16.0.dev20261201+cpu"), Version("2.15.0")}
+    assert release_check.served_versions(serve(index)) == expected
+    assert release_check.served_versions(serve(index) + "/") == expected
+    assert release_check.served_versions(index.as_uri()) == expected
+
+
+@pytest.mark.parametrize(
+    ("setup", "says"),
+    [
+        (lambda folder: folder.mkdir(), "serves no torch: .*/torch/ answers HTTP 404"),
+        (lambda folder: simple_index(folder, "numpy-2.0-py3-none-any.whl"), "serves no torch: its page .* lists no"),
+    ],
+    ids=["no-torch-page", "no-torch-wheel"],
+)
+def test_an_index_without_torch_is_refused_before_installing(tmp_path, serve, setup, says):
+    setup(tmp_path / "index")
+    with pytest.raises(release_check.UsageError, match=says):
+        release_check.served_versions(serve(tmp_path / "index"))
+
+
+def test_an_index_with_a_password_sends_it_and_never_shows_it(tmp_path, serve):
+    url = serve(simple_index(tmp_path, "torch-2.15.0-cp311-cp311-win_amd64.whl"))
+    with_password = url.replace("http://", "http://me:s3cret@")
+    assert release_check.served_versions(with_password) == {Version("2.15.0")}
+    assert release_check.redacted(with_password) == url.replace("http://", "http://***@")
+    assert release_check.requirements(with_password)[1].find("s3cret") == -1  # not in the environment's name
+    assert release_check.redacted("2.16.0") == "2.16.0" and release_check.redacted(url) == url
+
+
+@pytest.mark.parametrize(
+    ("output", "cause"),
+    [
+        (  # pytest's INTERNALERROR block: the exception it ends with, not "Traceback (most recent call last):"
+            "INTERNALERROR> Traceback (most recent call last):\n"
+            'INTERNALERROR>   File "/x/_pytest/main.py", line 283, in wrap_session\n'
+            "INTERNALERROR>     session.exitstatus = doit(config, session) or 0\n"
+            "INTERNALERROR> ImportError: libtorch_cpu.so: cannot open shared object file\n",
+            "ImportError: libtorch_cpu.so: cannot open shared object file",
+        ),
+        ("collected 3 items\nERROR: usage: unknown --mode 'x'\nmore\n", "ERROR: usage: unknown --mode 'x'"),
+        ("E   RuntimeError: boom\n==== 1 failed ====\n", "RuntimeError: boom"),
+        ("", "no output"),
+    ],
+    ids=["internalerror", "usage", "exception", "empty"],
+)
+def test_the_cause_of_a_failed_command_is_its_telling_line(output, cause):
+    assert release_check._cause(output) == cause
+
+
+# --- the nightly workflow's release check, end to end --------------------------------------------------------------
+
+NIGHTLY = release_check.ROOT / ".github" / "workflows" / "nightly.yml"
+
+
+@pytest.fixture(scope="session")
+def torch_wheel(tmp_path_factory) -> Path:
+    """The wheel of the torch these tests run on: CONFORMANCE_TORCH_WHEEL (nox -s tests sets it), else pip's."""
+    if given := os.environ.get("CONFORMANCE_TORCH_WHEEL"):
+        return Path(given)
+    import torch
+
+    folder = tmp_path_factory.mktemp("wheels")
+    pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:", "-d", str(folder)]
+    subprocess.run([*pip, f"torch=={torch.__version__}"], check=True, timeout=1800)
+    return next(folder.glob("torch-*.whl"))
+
+
+def nightly_check_step() -> dict:
+    workflow = yaml.safe_load(NIGHTLY.read_text(encoding="utf-8"))
+    return next(step for step in workflow["jobs"]["nightly"]["steps"] if step.get("id") == "check")
+
+
+def test_the_nightly_check_runs_the_suite_on_a_torch_from_a_local_index(demo, serve, torch_wheel, tmp_path):
+    # A simple index of one torch wheel, served over http on 127.0.0.1 as PyTorch's nightly index is over https.
+    index = simple_index(tmp_path / "www" / "simple", torch_wheel.name)
+    (index / "files").mkdir()
+    (index / "files" / torch_wheel.name).symlink_to(torch_wheel)  # where the page links it: ../files/
+    url = serve(tmp_path / "www") + "/simple"
+    # The demo's recording of the torch these tests run on: what the nightly's results are compared with.
+    recorded_folder = demo / "conformance" / "results" / Version(torch.__version__).public
+    code, output = command(
+        demo, [*PYTEST, "--record", "--mode", "eager,compile", "--results", f"{recorded_folder}/{{device}}.json"]
+    )
+    assert code == 0, output
+    before = results.stamps(recorded_folder.glob("*.json"))
+
+    step = nightly_check_step()
+    assert "TORCH_INDEX" in step["env"] and '"$TORCH_INDEX"' in step["run"]  # the URL is all this test replaces
+    outputs = tmp_path / "github-output"
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # `python`: the one of these tests
+    env = {"TORCH_INDEX": url, "GITHUB_OUTPUT": str(outputs), "PATH": path}
+    proc = subprocess.run(
+        ["bash", "-e", "-c", step["run"]],
+        cwd=demo,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env={**os.environ, **env},
+    )
+
+    report = (demo / "diff.txt").read_text()
+    assert outputs.read_text() == "code=0\n", proc.stdout + proc.stderr
+    assert f"against recorded {recorded_folder.name}:" in report and "no clause changed its outcome" in report
+    assert (demo / "error.txt").read_text() == ""
+    assert sorted(results.rewritten(before)) == sorted(before)  # the nightly writes its results
+    assert f"results written to conformance/results/{recorded_folder.name}/" in report

@@ -29,7 +29,7 @@ def entry(doc, cid, device="cpu"):
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (lambda d: d.update(schema_version=1), "schema_version 1, expected 3"),
+        (lambda d: d.update(schema_version=1), "schema_version 1, expected 4"),
         (lambda d: d.pop("present"), "keys"),
         (lambda d: d.update(present=["tpu"]), "present must be a list of devices"),
         (lambda d: entry(d, "DATA-1").update(outcome="passed"), "not one of"),
@@ -41,12 +41,14 @@ def entry(doc, cid, device="cpu"):
         (lambda d: entry(d, "DATA-1").update(observed={"x": [1]}), "observed must map names to plain values"),
         (lambda d: entry(d, "DATA-1").update(outcome="fail", reasons=[]), "needs a reason"),
         (lambda d: entry(d, "DATA-1").update(outcome="pass", reasons=["one test skipped"]), "a pass can only say"),
-        (lambda d: d["devices"]["cpu"]["eager"].pop("DATA-1"), "clauses missing: DATA-1"),
-        (lambda d: d["devices"]["cpu"]["eager"].update({"ZZZ-1": {}}), "unknown clauses: ZZZ-1"),
+        (lambda d: d["devices"]["cpu"]["eager"].update({"data-1": {}}), "data-1: not a clause ID"),
+        (lambda d: entry(d, "DATA-1").pop("fingerprint"), "entry must have exactly"),
+        (lambda d: entry(d, "DATA-1").update(fingerprint="sha256:x"), "fingerprint 'sha256:x' is not 16 hexadecimal"),
+        (lambda d: entry(d, "DATA-1").update(fingerprint=None), "fingerprint None is not 16 hexadecimal"),
         (lambda d: d["devices"].update(tpu={}), "unknown device"),
         (lambda d: d.update(torch="banana"), "is not a version"),
         (lambda d: d.update(torch=2.13), "torch must be a string"),
-        (lambda d: d.update(suite_hash="md5:x"), "suite_hash"),
+        (lambda d: d.update(suite_hash="sha256:" + "0" * 64), "keys"),  # schema 3's, one hash for the suite
         # outcomes the clause cannot have on this torch and device
         (lambda d: entry(d, "INDEX-15").update(outcome="pass", tests=1, reasons=[]), "INDEX-15: pass is impossible"),
         (lambda d: entry(d, "DATA-6", "meta").update(outcome="pass", tests=1, reasons=[]), "needs values"),
@@ -69,14 +71,17 @@ def record(doc, folder):
 def test_recorded_results_checks(tmp_path):
     doc = complete_doc()
     record(doc, tmp_path / "2.13.0")
-    assert results.check_recorded(tmp_path) == [tmp_path / "2.13.0" / f"{d}.json" for d in devices.KNOWN]
+    assert results.check_recorded(tmp_path) == ({}, [tmp_path / "2.13.0" / f"{d}.json" for d in devices.KNOWN])
     os.replace(tmp_path / "2.13.0" / "cpu.json", tmp_path / "2.13.0" / "mps.json")
     with pytest.raises(results.ResultsError, match="no results for cpu"):
         results.check_recorded(tmp_path)
     shutil.rmtree(tmp_path / "2.13.0")
-    record({**doc, "suite_hash": "sha256:old"}, tmp_path / "2.13.0")
-    with pytest.raises(results.ResultsError, match="stale.*nox -s conformance"):
+    for table in doc["devices"]["meta"].values():
+        table["DATA-1"]["fingerprint"] = "0" * 16
+    record(doc, tmp_path / "2.13.0")
+    with pytest.raises(results.ResultsError, match=r"1 clauses stale on 1 releases \(DATA-1\).*nox -s conformance"):
         results.check_recorded(tmp_path)
+    assert results.check_recorded(tmp_path, allow_stale=True)[0] == {"2.13.0": ["DATA-1"]}
     (tmp_path / "2.13.0" / "cpu.json").write_text("{not json")
     with pytest.raises(results.ResultsError, match="cannot read results"):
         results.check_recorded(tmp_path)
@@ -155,3 +160,45 @@ def test_writable_results_paths_create_nothing(tmp_path):
 
 def test_committed_results_are_valid_whole_and_fresh():
     results.check_recorded()
+
+
+def test_rewritten_names_only_the_files_a_run_wrote(tmp_path):
+    doc = results.build(registry.default(), "2.13.0", "3.11", "x", ["cpu"], ["cpu"], {}, {})
+    kept, rewrite, new = tmp_path / "kept.json", tmp_path / "rewrite.json", tmp_path / "new.json"
+    results.write(doc, str(kept))
+    results.write(doc, str(rewrite))
+    before = results.stamps([kept, rewrite, new, tmp_path / "never.json"])
+    results.write(doc, str(rewrite))  # the same bytes: still a new file moved into place
+    results.write(doc, str(new))
+    assert sorted(results.rewritten(before)) == sorted([rewrite, new])
+
+
+def test_a_stale_outcome_is_checked_for_its_form_only_and_named():
+    doc = complete_doc()
+    # INDEX-15 cannot pass on 2.13: recorded by another version of its clause, that is no breach, but stale
+    entry(doc, "INDEX-15").update(outcome="pass", tests=1, reasons=[], fingerprint="0" * 16)
+    doc["devices"]["cpu"]["eager"].pop("DATA-1")  # a clause new since the recording
+    doc["devices"]["meta"]["eager"]["GONE-1"] = dict(entry(doc, "DATA-2", "meta"))  # a clause since removed
+    results.validate(doc, "stale entries are valid")
+    assert results.stale(doc) == ["DATA-1", "GONE-1", "INDEX-15"]
+    entry(doc, "INDEX-15").update(tests=0)
+    with pytest.raises(results.ResultsError, match="pass with no test run"):
+        results.validate(doc, "its form is still checked")
+
+
+def test_merge_takes_the_refreshed_clauses_and_keeps_the_rest(tmp_path):
+    old = complete_doc()
+    old["devices"]["cpu"]["eager"]["GONE-1"] = dict(entry(old, "DATA-3"))
+    record(old, tmp_path)
+    new = complete_doc()
+    for cid in ("DATA-1", "DATA-2"):
+        entry(new, cid).update(outcome="fail", reasons=["it broke"])
+    merged = results.merge(new, str(tmp_path / "{device}.json"), ["DATA-1"])
+    assert entry(merged, "DATA-1")["outcome"] == "fail", "refreshed"
+    assert entry(merged, "DATA-2")["outcome"] == "pass", "not refreshed: the recorded outcome stays"
+    assert "GONE-1" not in merged["devices"]["cpu"]["eager"], "a clause no longer in the spec is dropped"
+    results.validate(merged, "merged")
+    with pytest.raises(results.ResultsError, match=r"recorded with torch '2\.13\.0\+cpu', this run has '2\.13\.1'"):
+        results.merge(complete_doc("2.13.1"), str(tmp_path / "{device}.json"), ["DATA-1"])
+    with pytest.raises(results.ResultsError, match="does not exist: --clauses refreshes recorded results"):
+        results.merge(new, str(tmp_path / "other" / "{device}.json"), ["DATA-1"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .registry import DEVICES as KNOWN  # noqa: F401  (one list of device names)
+from .registry import listed
 
 
 def present() -> list[str]:
@@ -26,14 +27,10 @@ def select(requested: str | None) -> list[str]:
     available = present()
     if requested is None:
         return available
-    chosen = [name.strip() for name in requested.split(",") if name.strip()]
-    if not chosen:
-        raise DeviceError(f"--device {requested!r} names no device; give e.g. --device cpu,meta")
+    chosen = listed("--device", requested, KNOWN, DeviceError)
     for name in chosen:
-        if name not in KNOWN:
-            raise DeviceError(f"unknown device {name!r}; known devices: {', '.join(KNOWN)}")
         if name not in available:
             raise DeviceError(
                 f"device {name!r} was asked for but is not present here (present: {', '.join(available)})"
             )
-    return list(dict.fromkeys(chosen))
+    return chosen

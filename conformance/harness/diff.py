@@ -43,15 +43,28 @@ def unrecorded(old: dict, new: dict) -> list[tuple[str, str]]:
     ]
 
 
+def not_comparable(old: dict, new: dict) -> list[str]:
+    """The clauses of both documents whose outcomes were decided by different versions of the clause or its tests
+    (their fingerprints differ): a different outcome there says nothing about torch."""
+    found = set()
+    for (device, mode), table in results.tables(new):
+        before = old["devices"].get(device, {}).get(mode, {})
+        found.update(c for c, e in table.items() if c in before and before[c]["fingerprint"] != e["fingerprint"])
+    return sorted(found, key=results.natural)
+
+
 def compare(old: dict, new: dict) -> list[Change]:
-    """Changes of outcome for every (clause, device, mode) in both documents, where both runs ran tests."""
+    """Changes of outcome for every (clause, device, mode) in both documents, where both runs ran tests under the
+    same fingerprint of the clause (``not_comparable``)."""
     changes = []
     for (device, mode), table in results.tables(new):
         before = old["devices"].get(device, {}).get(mode)
         if before is None or not ran(table) or not ran(before):
             continue  # a device or mode absent from either run has nothing to compare (see unrecorded)
         for cid, entry in sorted(table.items()):
-            if cid in before and before[cid]["outcome"] != entry["outcome"]:
+            if cid not in before or before[cid]["fingerprint"] != entry["fingerprint"]:
+                continue
+            if before[cid]["outcome"] != entry["outcome"]:
                 was = before[cid]["outcome"]
                 changes.append(Change(cid, device, mode, was, entry["outcome"], tuple(entry["reasons"])))
     return changes

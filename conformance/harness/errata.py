@@ -53,7 +53,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from .registry import directives
+from .registry import SpecError, directives, read_page
 
 ROOT = Path(__file__).resolve().parents[2]
 # The page in the installed package (force-included there), else the one of a clone.
@@ -113,7 +113,7 @@ _SNIPPET = re.compile(
 )
 
 
-class ErrataError(ValueError):
+class ErrataError(SpecError):
     """docs/errata.md breaks the erratum format; the message names the line."""
 
 
@@ -310,7 +310,7 @@ def parse(text: str, page: str = "docs/errata.md") -> dict[str, Entry]:
 
 def load(path: Path = ERRATA_PAGE) -> dict[str, Entry]:
     where = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
-    return parse(path.read_text(encoding="utf-8"), where)
+    return parse(read_page(path, where, ErrataError), where)
 
 
 def referring_pages(root: Path = ROOT) -> dict[str, list[str]]:

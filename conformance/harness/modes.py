@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 from .registry import MODES as KNOWN  # noqa: F401  (one list of mode names)
 from .registry import default as spec_registry
+from .registry import listed
 
 BACKEND = "aot_eager"
 EAGER_ONLY = "no test of this clause runs its update step under torch.compile"
@@ -134,13 +135,7 @@ def select(requested: str | None) -> list[str]:
     """The modes to run: eager by default, else the comma-separated list asked for."""
     if requested is None:
         return ["eager"]
-    chosen = [name.strip() for name in requested.split(",") if name.strip()]
-    if not chosen:
-        raise ModeError(f"--mode {requested!r} names no mode; give e.g. --mode eager,compile")
-    for name in chosen:
-        if name not in KNOWN:
-            raise ModeError(f"unknown mode {name!r}; known modes: {', '.join(KNOWN)}")
-    return list(dict.fromkeys(chosen))
+    return listed("--mode", requested, KNOWN, ModeError)
 
 
 def unsupported(torch_version: str, python: str | None = None) -> str | None:

@@ -74,8 +74,8 @@ def pytest_generate_tests(metafunc):
         population.ids()
     except ImportError as exc:  # said in one line once collection is over (pytest_collection_finish)
         metafunc.config._opdb_error = (
-            f"{population.name}: cannot import torch's operator database (op_db): {exc}; install the test "
-            "dependency group of pyproject.toml (expecttest, pyyaml, setuptools)"
+            f"{population.name}: cannot import torch's operator database (op_db): {exc}; install "
+            f"{exc.name or 'it'} into this environment (op_db needs numpy and the dependencies of pyproject.toml)"
         )
         metafunc.parametrize("op", [])
         return

@@ -29,12 +29,14 @@ absent or no test of the clause ran. Nothing that did not run is ``pass``.
 from __future__ import annotations
 
 import inspect
+import math
 import platform
 import textwrap
 
 import pytest
 
 from . import devices as dev
+from . import fingerprints as fp
 from . import modes as mod
 from . import registry as reg
 from . import results
@@ -51,6 +53,15 @@ SELECTING = {
     "lf": "--lf",
     "stepwise": "--sw",
     "stepwise_skip": "--sw-skip",
+}
+
+
+# Plugins the suite cannot do without (-p no:NAME blocks one): without them a run would end without its outcomes,
+# or with exit 0 and no results written.
+NEEDED_PLUGINS = {
+    "skipping": "pytest's skipping plugin (a test outside its clause's range is skipped as not-applicable)",
+    "conformance-recorder": "its recorder (the outcome of each clause, and the results files)",
+    "conformance.harness.opdb_plugin": "its operator-database populations (harness/opdb_plugin.py)",
 }
 
 
@@ -73,6 +84,13 @@ def pytest_addoption(parser):
         "--results", default=None, metavar="PATH", help="write results JSON; '{device}' in PATH = one file per device"
     )
     group.addoption(
+        "--clauses",
+        default=None,
+        metavar="IDS",
+        help="comma-separated clause IDs: run only their tests, and with --results merge their outcomes into the "
+        "recorded results there (what nox -s conformance does for the stale clauses, harness/fingerprints.py)",
+    )
+    group.addoption(
         "--record",
         action="store_true",
         help="this run records results (nox -s conformance): refuse options that select part of the suite, and "
@@ -90,11 +108,18 @@ def pytest_configure(config):
         " (harness/modes.CompiledSince)",
     )
     try:
+        for name, what in NEEDED_PLUGINS.items():
+            if config.pluginmanager.is_blocked(name):
+                raise results.ResultsError(f"-p no:{name}: the suite cannot run without {what}")
         config._conformance_registry = reg.default()
         config._conformance_devices = dev.select(config.getoption("--device"))
         config._conformance_modes = mod.select(config.getoption("--mode"))
+        config._conformance_clauses = _clauses(config.getoption("--clauses"), config._conformance_registry)
         if (path := config.getoption("--results")) is not None:
-            results.check_writable(path)  # before any test runs, not after the whole run
+            # before any test runs, not after the whole run
+            results.check_writable(path, record=config.getoption("--record"))
+            if config._conformance_clauses is not None:
+                results.mergeable(path, config._conformance_registry)  # refused now, not after the run
         if config.getoption("--record") and (why := _selects_part(config)):
             raise results.ResultsError(f"--record needs the whole suite; {why} selects part of it")
     except (reg.SpecError, dev.DeviceError, mod.ModeError, results.ResultsError) as exc:
@@ -102,6 +127,20 @@ def pytest_configure(config):
     import torch
 
     config.pluginmanager.register(Recorder(config, torch.__version__), "conformance-recorder")
+
+
+def _clauses(requested: str | None, registry) -> list[str] | None:
+    """The clauses --clauses names (None: every clause); a name that is no clause of the spec is an error."""
+    if requested is None:
+        return None
+    chosen = [cid for cid in requested.split(",") if cid]
+    if not chosen or len(chosen) != len(set(chosen)):
+        raise results.ResultsError(
+            f"--clauses {requested[:60]!r}: give each clause ID once, e.g. --clauses DATA-1,DATA-2"
+        )
+    if unknown := [cid for cid in chosen if cid not in registry.clauses]:
+        raise results.ResultsError(f"--clauses: {unknown[0]!r} is no clause of spec/*.md")
+    return chosen
 
 
 def _selects_part(config) -> str | None:
@@ -182,6 +221,11 @@ def pytest_collection_modifyitems(session, config, items):
                 f"{item.nodeid}: its clauses do not all apply in {item_mode(item)} mode; split the test"
             )
         item._conformance_clauses = clauses
+        if config.getoption("--record") and (unseen := fp.check_item(item, ids)):
+            raise pytest.UsageError(unseen)  # a recording stamps each outcome with a fingerprint that must see it
+        if (only := config._conformance_clauses) is not None and not set(ids) & set(only):
+            unselected.append(item)
+            continue
         mark = item.get_closest_marker("compiled_since")
         if mark and (problem := mod.CompiledSince.from_mark(mark).problem(registry.clauses)):
             raise pytest.UsageError(f"{item.nodeid}: compiled_since: {problem}")
@@ -236,7 +280,8 @@ def observe(request):
     store = request.node._conformance_observed = {}
 
     def record(name: str, value):
-        store[name] = value if isinstance(value, (bool, int, float, str, type(None))) else repr(value)
+        plain = isinstance(value, (bool, int, str, type(None))) or (isinstance(value, float) and math.isfinite(value))
+        store[name] = value if plain else repr(value)  # NaN and infinity as text: JSON has no such numbers
 
     yield record
     if not store:

@@ -17,6 +17,7 @@ from collections import defaultdict
 import pytest
 
 from . import devices as dev
+from . import fingerprints as fp
 from . import modes as mod
 from . import results
 from .manifest import Manifest, item_clauses, item_compiled_since, item_device, item_mode, item_params
@@ -55,19 +56,15 @@ def short_reason(report) -> str:
     return f"{report.nodeid}: {str(report.longrepr).splitlines()[-1][:300]}"
 
 
-def natural(cid: str):
-    prefix, number = cid.rsplit("-", 1)
-    return prefix, int(number)
-
-
 class Recorder:
     def __init__(self, config, torch_version: str):
         self.config = config
         self.registry = config._conformance_registry
         self.torch_version = torch_version
         self.is_worker = hasattr(config, "workerinput")
-        # What this run collects; checked again before writing, so a test edited mid-run is never recorded as fresh.
-        self.suite_hash = results.suite_hash(self.registry)
+        # What decides each outcome as the run starts (the controller writes them); checked again before writing, so
+        # a test edited mid-run is never recorded as fresh.
+        self.prints = None if self.is_worker else fp.compute(self.registry)
         self.manifest = Manifest(results.TESTS_DIR.glob("test_*.py"))
         self.ran: dict[tuple[str, str, str], dict[str, dict]] = defaultdict(dict)  # (clause, device, mode)
         self.observed: dict[tuple[str, str, str], dict] = defaultdict(dict)
@@ -141,7 +138,7 @@ class Recorder:
             self.ran,
             self.observed,
             self.manifest,
-            self.suite_hash,
+            self.prints,
             modes=self.config._conformance_modes,
         )
 
@@ -169,8 +166,10 @@ class Recorder:
         path = self.config.getoption("--results")
         if path is None:
             return
-        not_run = results.partial(self.doc)
-        if results.suite_hash(self.registry) != self.suite_hash:
+        only = self.config._conformance_clauses
+        not_run = [key for key in results.partial(self.doc) if only is None or key[0] in only]
+        fp.clear()
+        if fp.compute(self.registry) != self.prints:
             self.refused = "the tests or the spec changed while the suite ran"
         elif not_run and self.config.getoption("--record"):
             cid, device, mode = not_run[0]
@@ -181,7 +180,9 @@ class Recorder:
             )
         else:
             try:
-                self.written = results.write(self.doc, path)
+                # --clauses: their outcomes (complete for them) merged into the recorded ones, all files or none.
+                doc = self.doc if only is None else results.merge(self.doc, path, only, self.registry)
+                self.written = results.write(doc, path)
             except results.ResultsError as exc:
                 self.refused = str(exc)
         if self.refused:
@@ -195,10 +196,11 @@ class Recorder:
         # a column per device and selected mode (the modes not selected are all not-run)
         columns = [(d, m) for d in doc["devices"] for m in self.config._conformance_modes]
         tr.section("conformance: outcome per clause, device and mode")
-        tr.write_line(f"torch {self.torch_version}, python {doc['python']}, suite {doc['suite_hash'][:19]}")
+        tr.write_line(f"torch {self.torch_version}, python {doc['python']}")
         tr.write_line("clause".ljust(12) + "".join(f"{d} {m}".ljust(20) for d, m in columns))
         totals = defaultdict(int)
-        for cid in sorted(self.registry.clauses, key=natural):
+        only = self.config._conformance_clauses
+        for cid in sorted(only or self.registry.clauses, key=results.natural):
             row = [doc["devices"][d][m][cid]["outcome"] for d, m in columns]
             for outcome in row:
                 totals[outcome] += 1
@@ -207,14 +209,21 @@ class Recorder:
         not_run = results.partial(doc)
         if other_modes := sorted({m for _, _, m in not_run} - set(self.config._conformance_modes)):
             tr.write_line(f"mode {', '.join(other_modes)} not selected: its outcomes are not-run (--mode)", yellow=True)
-        if not_run := [key for key in not_run if key[2] in self.config._conformance_modes]:
+        if not_run := [
+            key for key in not_run if key[2] in self.config._conformance_modes and (not only or key[0] in only)
+        ]:
             tr.write_line(
                 f"partial run: {len(not_run)} clauses on present devices are not-run, because some of their tests "
                 "were deselected, not collected, skipped or not reached; no pass is claimed for them",
                 yellow=True,
             )
         for written in self.written:
-            tr.write_line(f"results written to {written}")
+            merged = (
+                ""
+                if self.config._conformance_clauses is None
+                else f" ({len(self.config._conformance_clauses)} clauses merged)"
+            )
+            tr.write_line(f"results written to {written}{merged}")
         if self.config.getoption("--ignore-ranges"):
             self._range_report(tr)
 
@@ -250,6 +259,6 @@ class Recorder:
 
     def _range_report(self, tr):
         tr.section("version ranges: tests of ranged clauses, run on every version")
-        for cid, (_, verdict) in sorted(self.range_verdicts().items(), key=lambda kv: natural(kv[0])):
+        for cid, (_, verdict) in sorted(self.range_verdicts().items(), key=lambda kv: results.natural(kv[0])):
             clause = self.registry.clauses[cid]
             tr.write_line(f"{cid:<12} {clause.range_text():<28} {verdict}")

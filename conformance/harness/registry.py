@@ -52,6 +52,24 @@ EXAMPLE_OPTIONS = {"clauses"}
 DEVICES = ("cpu", "meta", "cuda", "mps")  # kept in step with harness.devices.KNOWN (no torch import here)
 MODES = ("eager", "compile")  # harness.modes: the update step as written, or through torch.compile
 
+
+def listed(option: str, requested: str, known: tuple[str, ...], error: type[Exception]) -> list[str]:
+    """The names a comma-separated option value lists (``--device cpu,meta``, ``--mode eager,compile``); ``error``
+    in one line for a list naming nothing, a name with spaces in it, a name given twice, or one not in ``known``."""
+    chosen = requested.split(",")
+    noun = option.removeprefix("--")
+    if not any(name.strip() for name in chosen):
+        raise error(f"{option} {requested!r} names no {noun}; give e.g. {option} {','.join(known[:2])}")
+    for name in chosen:
+        if name != name.strip() or not name:
+            raise error(f"{option} {requested!r}: {name!r} is no {noun} name (no spaces, no empty names)")
+        if name not in known:
+            raise error(f"unknown {noun} {name!r}; known {noun}s: {', '.join(known)}")
+        if chosen.count(name) > 1:
+            raise error(f"{option} {requested!r} names {noun} {name} twice")
+    return chosen
+
+
 # A directive's opening line, ``:::{name} argument`` (or backticks); it ends at a line holding just the same fence.
 _OPENING = re.compile(r"^(?P<fence>:{3,}|`{3,})\{(?P<name>[\w-]+)\}[ \t]*(?P<arg>.*)$")
 _OPTION = re.compile(r"^:(?P<key>[A-Za-z][\w-]*):[ \t]*(?P<value>.*)$")
@@ -167,6 +185,19 @@ class Registry:
 
 Body = list[tuple[int, str]]  # (line number, text) of each line between a directive's fences
 Options = dict[str, tuple[str, int]]  # option -> (value, line number)
+
+
+def read_page(path: Path, page: str, error: type[Exception] = SpecError) -> str:
+    """The text of a spec page (or the errata); a page that cannot be read as UTF-8 text raises ``error`` in one line:
+    a folder or a dangling link named like a page, bytes that are not UTF-8, a file without read permission."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        line = exc.object[: exc.start].count(b"\n") + 1
+        raise error(f"{page}:{line}: not UTF-8 text (byte {exc.object[exc.start : exc.start + 1]!r})") from None
+    except OSError as exc:
+        why = "a folder, not a page" if path.is_dir() else "a dangling symbolic link" if path.is_symlink() else None
+        raise error(f"{page}: cannot read: {why or exc.strerror or exc}") from None
 
 
 def directives(text: str, page: str, names: tuple[str, ...], error: type[Exception] = SpecError):
@@ -296,7 +327,7 @@ def _example(arg: str, line: int, body: Body, page: str, stem: str) -> Example:
 def parse_page(path: Path) -> tuple[list[Clause], list[Example]]:
     page = f"spec/{path.name}"
     clauses, examples = [], []
-    for name, arg, line, body in directives(path.read_text(encoding="utf-8"), page, ("clause", "example")):
+    for name, arg, line, body in directives(read_page(path, page), page, ("clause", "example")):
         if name == "clause":
             clauses.append(_clause(arg, line, body, page, path.stem))
         else:

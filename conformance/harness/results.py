@@ -1,13 +1,17 @@
 """Results files: one JSON document per run, per-clause outcomes per device and mode.
 
-Schema (``schema_version`` 3)::
+Schema (``schema_version`` 4)::
 
-    {"schema_version": 3, "torch": "2.13.0+cpu", "python": "3.11.7",
-     "platform": "Linux-...", "suite_hash": "sha256:...",
-     "present": ["cpu", "meta"],
+    {"schema_version": 4, "torch": "2.13.0+cpu", "python": "3.11.7",
+     "platform": "Linux-...", "present": ["cpu", "meta"],
      "devices": {"cpu": {"eager": {"DATA-1": {"outcome": "pass", "tests": 3,
-                                               "reasons": [], "observed": {}}},
+                                               "reasons": [], "observed": {},
+                                               "fingerprint": "5c0b7e3a9d2f4e61"}},
                          "compile": {...}}}}
+
+Each outcome carries the fingerprint of its clause when it was decided (fingerprints.py): it stays valid while
+that is its clause's fingerprint now, and is *stale* otherwise (``stale``); a recording re-runs only the stale
+clauses and merges their outcomes into the recorded files (``merge``).
 
 Outcomes: ``pass`` (every test of the clause for that device and mode was
 collected, ran in this run and passed; in compile mode its ``reasons`` say why
@@ -24,8 +28,8 @@ accepted as recorded results.
 
 from __future__ import annotations
 
-import hashlib
 import json
+import math
 import os
 import re
 import tempfile
@@ -33,111 +37,18 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from . import fingerprints as fp
 from . import modes as mod
+from . import outcomes
 from . import registry as reg
 from .devices import KNOWN
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 OUTCOMES = ("pass", "fail", "not-applicable", "not-run")
 SUITE_DIR = reg.ROOT / "conformance"
 TESTS_DIR = SUITE_DIR / "tests"
-# Harness modules whose code the tests run (helpers, populations): a change there can change outcomes too.
-SUITE_MODULES = tuple(
-    SUITE_DIR / "harness" / f for f in ("checks.py", "modes.py", "populations.py", "opdb.py", "opdb_plugin.py")
-)
 RESULTS_DIR = SUITE_DIR / "results"
-CLAUSE_IDS = f"{reg.CLAUSE_ID_PATTERN}(?:, {reg.CLAUSE_ID_PATTERN})*"
-# What each {field} of a reason template of harness/modes.py may read as.
-TEMPLATE_FIELDS = {
-    "release": mod.RELEASE_AND_SERIES,
-    "clauses": CLAUSE_IDS,
-    "clause": reg.CLAUSE_ID_PATTERN,
-    "device": r"\w+",
-    "where": ".*",
-    "member": ".*",
-    "what": ".*",
-}
-
-
-def template_pattern(template: str) -> re.Pattern:
-    """The texts a template of harness/modes.py makes, each {field} a named group."""
-    field = re.compile(r"\\\{(\w+)\\\}")  # "{name}" as re.escape writes it
-    return re.compile(field.sub(lambda m: f"(?P<{m[1]}>{TEMPLATE_FIELDS[m[1]]})", re.escape(template)))
-
-
-# Why a run found no applicable compile-mode test of a clause: the texts of harness/modes.py, any release/member.
-# {template: its regex}; status.py reads its status lines back with the same regexes.
-HARNESS_REASONS = {text: template_pattern(text) for text in (mod.EAGER_ONLY, mod.SPECIFIED_FROM, mod.DIVERGES)}
-
-
-def harness_reason(why: str) -> bool:
-    return any(p.fullmatch(why) for p in HARNESS_REASONS.values())
-
-
 REFRESH_HINT = "refresh them with: nox -s conformance"
-
-
-def suite_hash(registry: reg.Registry | None = None) -> str:
-    """Hash of what decides outcomes: the test files, the helpers they use, and the clauses/examples of the spec."""
-    registry = registry or reg.default()
-    h = hashlib.sha256()
-    for path in [*sorted(TESTS_DIR.glob("*.py")), *SUITE_MODULES]:
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    for c in sorted(registry.clauses.values(), key=lambda c: c.id):
-        meta = (c.id, c.level, str(c.since), str(c.until), c.needs_values, c.withdrawn, c.devices, c.modes)
-        meta += tuple(str(v) for v in c.also_on)  # nothing for a clause of one range: its hash stays
-        h.update(repr(meta).encode())
-    for e in registry.examples:
-        h.update(repr((e.page, e.clauses, e.code)).encode())
-    return "sha256:" + h.hexdigest()
-
-
-def expected_outcome(clause: reg.Clause, device: str, mode: str, torch_version: str, python: str, present):
-    """The outcome a clause must have whatever its tests do, as (outcome, reason), or None when its tests decide."""
-    if clause.withdrawn is not None:
-        return "not-applicable", f"withdrawn: {clause.withdrawn}"
-    if not clause.applies_to(torch_version):
-        return "not-applicable", f"holds {clause.range_text()}; this is torch {torch_version}"
-    if excluded := clause.excludes_device(device) or clause.excludes_mode(mode):
-        return "not-applicable", excluded
-    if mode == "compile" and (why := mod.unsupported(torch_version, python)):
-        return "not-applicable", why
-    if device not in present:
-        return "not-run", f"device {device} not present"
-    return None
-
-
-def clause_outcome(clause, device, mode, torch_version, python, present, ran: dict[str, dict], manifest=None):
-    """(outcome, tests run, reasons) of one clause on one device in one mode.
-
-    ran: {nodeid: {"outcome": passed|failed|skipped, "reason": ...}} for the clause's tests on the device and mode;
-    manifest: what the whole suite expects (harness.manifest); without one, the tests that ran are all there are.
-    """
-    if fixed := expected_outcome(clause, device, mode, torch_version, python, present):
-        return fixed[0], 0, [fixed[1]]
-    executed = [e for e in ran.values() if e["outcome"] in ("passed", "failed")]
-    if failed := [e["reason"] for e in executed if e["outcome"] == "failed"]:
-        return "fail", len(executed), failed
-    if manifest is not None:
-        expected, missing = manifest.missing((clause.id, device, mode), ran)
-        if not expected and mode == "compile":
-            # the harness's reasons (e.g. a test specified compiled from a later release), else: no test takes part
-            return (
-                "not-applicable",
-                0,
-                sorted(manifest.inapplicable.get((clause.id, device, mode), ())) or [mod.EAGER_ONLY],
-            )
-    else:
-        expected = len(ran)
-        missing = [f"{n}: skipped: {e['reason']}" for n, e in ran.items() if e["outcome"] == "skipped"]
-    if not expected:
-        return "not-run", 0, ["no test of this clause ran"]
-    if missing:
-        return "not-run", len(executed), missing
-    # A pass of some tests only, the others not-applicable for the harness's reasons (specified compiled from a later
-    # release, or doing on meta what another clause says): it holds in part, and says why the rest said nothing.
-    gaps = sorted(manifest.inapplicable.get((clause.id, device, mode), ())) if manifest and mode == "compile" else []
-    return "pass", len(executed), [why for why in gaps if harness_reason(why)]
 
 
 def in_part(entry: dict) -> bool:
@@ -155,42 +66,24 @@ def build(
     ran,
     observed,
     manifest=None,
-    hash_=None,
+    fingerprints=None,
     modes=mod.KNOWN,
 ):
-    """ran: {(clause, device, mode): {nodeid: report entry}}; observed: {(clause, device, mode): {name: value}}.
-
-    modes: the modes this run selected; the others are reported ``not-run`` (never left out).
-    """
+    """The results document of a run (outcomes.entries says what its arguments are), each outcome with its clause's
+    fingerprint (fingerprints.py; default: the fingerprints of this checkout)."""
     doc = {
         "schema_version": SCHEMA_VERSION,
         "torch": torch_version,
         "python": python,
         "platform": platform,
-        "suite_hash": hash_ or suite_hash(registry),
         "present": [d for d in KNOWN if d in present],
         "devices": {},
     }
-    for device in devices:
-        doc["devices"][device] = {}
-        for mode in mod.KNOWN:
-            table = doc["devices"][device][mode] = {}
-            for cid, clause in sorted(registry.clauses.items()):
-                key = (cid, device, mode)
-                if mode in modes:
-                    outcome, tests, reasons = clause_outcome(
-                        clause, device, mode, torch_version, python, present, ran.get(key, {}), manifest
-                    )
-                else:
-                    fixed = expected_outcome(clause, device, mode, torch_version, python, present)
-                    outcome, why = fixed or ("not-run", f"mode {mode} not selected (--mode)")
-                    tests, reasons = 0, [why]
-                table[cid] = {
-                    "outcome": outcome,
-                    "tests": tests,
-                    "reasons": sorted(set(reasons)),
-                    "observed": observed.get(key, {}),
-                }
+    doc["devices"] = outcomes.entries(registry, devices, torch_version, python, present, ran, observed, manifest, modes)
+    prints = fp.compute(registry) if fingerprints is None else fingerprints
+    for _, table in tables(doc):
+        for cid, entry in table.items():
+            entry["fingerprint"] = prints[cid]
     return doc
 
 
@@ -216,39 +109,67 @@ def targets(path_template: str) -> dict[str, Path] | Path:
     """The file per device for a ``{device}`` template, else the one path; ResultsError for a malformed template."""
     if not path_template.strip():
         raise ResultsError("--results needs a file path, e.g. --results r.json or --results 'out/{device}.json'")
+    # Braces stand for {device} only: '{{device}}', '{DEVICE}', '{}' or '{device' taken literally would put every
+    # device's document into one file, each overwriting the last.
+    if {"{", "}"} & set(path_template.replace("{device}", "")):
+        raise ResultsError(f"--results {path_template!r}: only {{device}} may stand in braces (one file per device)")
     if "{device}" not in path_template:
         return Path(path_template)
-    try:
-        return {d: Path(path_template.format(device=d)) for d in KNOWN}
-    except (KeyError, IndexError, ValueError):
-        raise ResultsError(
-            f"--results {path_template!r}: only {{device}} may stand in braces (one file per device)"
-        ) from None
+    return {d: Path(path_template.replace("{device}", d)) for d in KNOWN}
 
 
-def check_writable(path_template: str) -> None:
-    """Refuse, before any test runs, a results path that cannot be written (ResultsError, one line)."""
+def _paths(path_template: str) -> list[Path]:
     found = targets(path_template)
-    for path in found.values() if isinstance(found, dict) else [found]:
-        if path.is_dir():
-            raise ResultsError(f"--results {path}: is a directory; give a file path")
-        folder = path.parent
-        while not folder.exists():
-            folder = folder.parent
-        if not folder.is_dir():
-            raise ResultsError(f"--results {path}: {folder} is a file, not a folder")
+    return list(found.values()) if isinstance(found, dict) else [found]
+
+
+def _shown(path: Path) -> str:
+    text = str(path)
+    return text if len(text) <= 120 else f"{text[:60]}...{text[-40:]} ({len(text)} characters)"
+
+
+def check_writable(path_template: str, record: bool = False) -> None:
+    """Refuse, before any test runs, a results path that cannot be written (ResultsError, one line): a folder, a
+    special file (/dev/null, a pipe: results replace only regular files), a dangling link, a path below a file or
+    too long for the system, a folder without write permission, and, unless ``record``, the recorded results."""
+    for path in _paths(path_template):
         try:
-            with tempfile.TemporaryFile(dir=folder):
-                pass
+            _check_target(path, record)
         except OSError as exc:
-            raise ResultsError(f"--results {path}: cannot write in {folder}: {exc.strerror}") from None
+            raise ResultsError(f"--results {_shown(path)}: {exc.strerror or exc}") from None
+
+
+def _check_target(path: Path, record: bool) -> None:
+    where = f"--results {_shown(path)}"
+    if path.is_symlink() and not path.exists():
+        raise ResultsError(f"{where}: a symbolic link to nothing; give a file path")
+    if path.is_dir():
+        raise ResultsError(f"{where}: is a directory; give a file path")
+    if path.exists() and not path.is_file():
+        raise ResultsError(f"{where}: not a regular file (a device, pipe or socket); results go to files only")
+    if not record and path.resolve().is_relative_to(RESULTS_DIR.resolve()):
+        raise ResultsError(
+            f"{where}: lies in the recorded results ({RESULTS_DIR.relative_to(reg.ROOT).as_posix()}/), which only a "
+            "recording writes: nox -s conformance (or --record), or python conformance/release_check.py VERSION"
+        )
+    folder = path.parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ResultsError(f"{where}: {folder} is a file, not a folder")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise ResultsError(f"{where}: cannot write in {folder}: {exc.strerror}") from None
 
 
 def write(doc: dict, path_template: str) -> list[Path]:
     """Write one file, or one per device when the path holds ``{device}``: all of them or, on an error, none.
 
     Each file is written to a temporary file beside it and moved into place once every one was written, so a
-    full disk or a failing write never leaves a truncated file, nor a mix of new and old device files.
+    full disk or a failing write never leaves a truncated file, nor a mix of new and old device files. Only
+    regular files are replaced (a link to one: the file it names); anything else is refused, unchanged.
     """
     found = targets(path_template)
     if isinstance(found, dict):
@@ -258,63 +179,105 @@ def write(doc: dict, path_template: str) -> list[Path]:
     staged: list[tuple[str, Path]] = []
     try:
         for path, content in docs.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            staged.append((tmp, path))
+            real = path.resolve()
+            if real.exists() and not real.is_file():
+                raise ResultsError(f"cannot write results to {path}: not a regular file; no results file was changed")
+            try:  # NaN and infinity are no JSON: the observe fixture writes them as text
+                text = json.dumps(content, indent=1, sort_keys=True, allow_nan=False) + "\n"
+            except ValueError as exc:
+                raise ResultsError(f"cannot write results to {path}: {exc}; no results file was changed") from None
+            real.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
+            staged.append((tmp, real))
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(json.dumps(content, indent=1, sort_keys=True) + "\n")
+                f.write(text)
                 f.flush()
                 os.fsync(f.fileno())
             os.chmod(tmp, 0o644)
-    except OSError as exc:
+    except (OSError, ResultsError) as exc:
         for tmp, _ in staged:
             Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, ResultsError):
+            raise
         why = exc.strerror or exc
         raise ResultsError(f"cannot write results to {path}: {why}; no results file was changed") from None
-    for tmp, path in staged:
-        os.replace(tmp, path)
+    for tmp, real in staged:
+        os.replace(tmp, real)
     return list(docs)
+
+
+def stamps(paths) -> dict[Path, tuple[int, int] | None]:
+    """What each results file is before a run (inode and mtime; None when absent), for ``rewritten`` after it."""
+    return {Path(p): _stamp(Path(p)) for p in paths}
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns
+
+
+def rewritten(before: dict[Path, tuple[int, int] | None]) -> list[Path]:
+    """The files of ``stamps`` that a run wrote since: ``write`` moves a new file into place, so a file the run
+    did not write (it stopped early, its recorder did not run) keeps its inode and mtime, and is not listed."""
+    return [path for path, stamp in before.items() if (now := _stamp(path)) is not None and now != stamp]
 
 
 class ResultsError(ValueError):
     pass
 
 
-ENTRY_KEYS = {"outcome", "tests", "reasons", "observed"}
+ENTRY_KEYS = {"outcome", "tests", "reasons", "observed", "fingerprint"}
 SCALARS = (bool, int, float, str, type(None))
+HEADER = ("schema_version", "torch", "python", "platform", "present")  # one per recording
+FINGERPRINT = re.compile(f"[0-9a-f]{{{fp.LENGTH}}}")
+
+
+def _plain(value) -> bool:
+    """An observation JSON carries as it is: no NaN or infinity (1e999 reads as infinity)."""
+    return isinstance(value, SCALARS) and not (isinstance(value, float) and not math.isfinite(value))
 
 
 def validate(doc: dict, where: str, registry: reg.Registry | None = None) -> None:
     """Check the invariants of one results document; raise ResultsError naming the first breach.
 
-    Types, keys, and every outcome against what the clause allows on that torch and device: a ``pass`` outside
-    a clause's range, on a device it is not about or on an absent device is impossible, and so is a
-    ``not-applicable`` where the clause applies.
+    Types, keys, and every fresh outcome (its fingerprint is its clause's now) against what the clause allows on
+    that torch and device: a ``pass`` outside a clause's range, on a device it is not about or on an absent device
+    is impossible, and so is a ``not-applicable`` where the clause applies. A stale outcome (``stale``) was decided
+    by another version of its clause or tests, and is only checked for its form.
     """
     registry = registry or reg.default()
+    prints = fp.compute(registry)
 
     def fail(msg):
         raise ResultsError(f"{where}: {msg}")
 
     if not isinstance(doc, dict):
         fail("not a JSON object")
-    keys = {"schema_version", "torch", "python", "platform", "suite_hash", "present", "devices"}
+    keys = {*HEADER, "devices"}
     if set(doc) != keys:
         fail(f"keys {sorted(doc)} differ from {sorted(keys)}")
-    if doc["schema_version"] != SCHEMA_VERSION:
+    if type(doc["schema_version"]) is not int or doc["schema_version"] != SCHEMA_VERSION:
         fail(f"schema_version {doc['schema_version']!r}, expected {SCHEMA_VERSION}")
-    for key in ("torch", "python", "platform", "suite_hash"):
+    for key in ("torch", "python", "platform"):
         if not isinstance(doc[key], str):
             fail(f"{key} must be a string, is {doc[key]!r}")
-    try:
-        Version(doc["torch"])
-    except InvalidVersion:
-        fail(f"torch {doc['torch']!r} is not a version")
-    if not doc["suite_hash"].startswith("sha256:"):
-        fail(f"suite_hash {doc['suite_hash']!r} is not sha256:...")
+        if doc[key] != doc[key].strip() or not doc[key]:
+            fail(f"{key} {doc[key]!r} is empty or has spaces around it")
+    for key in ("torch", "python"):
+        try:
+            Version(doc[key])
+        except InvalidVersion:
+            fail(f"{key} {doc[key]!r} is not a version")
     present = doc["present"]
-    if not isinstance(present, list) or not set(present) <= set(KNOWN):
-        fail(f"present must be a list of devices among {', '.join(KNOWN)}")
+    if (
+        not isinstance(present, list)
+        or not all(isinstance(d, str) and d in KNOWN for d in present)
+        or len(set(present)) != len(present)
+    ):
+        fail(f"present must be a list of devices among {', '.join(KNOWN)}, each once, is {present!r}")
     if not isinstance(doc["devices"], dict) or not doc["devices"]:
         fail("devices must be a non-empty object")
     for device, by_mode in doc["devices"].items():
@@ -325,14 +288,14 @@ def validate(doc: dict, where: str, registry: reg.Registry | None = None) -> Non
     for (device, mode), table in tables(doc):
         if not isinstance(table, dict):
             fail(f"devices.{device}.{mode} is not an object")
-        if missing := sorted(set(registry.clauses) - set(table)):
-            fail(f"{device}.{mode}: clauses missing: {', '.join(missing)}")
-        if extra := sorted(set(table) - set(registry.clauses)):
-            fail(f"{device}.{mode}: unknown clauses: {', '.join(extra)}")
         for cid, entry in table.items():
             here = f"{device}.{mode}.{cid}"
+            if not reg.CLAUSE_ID.fullmatch(cid):
+                fail(f"{here}: not a clause ID")
             if not isinstance(entry, dict) or set(entry) != ENTRY_KEYS:
-                fail(f"{here}: entry must have exactly outcome, tests, reasons, observed")
+                fail(f"{here}: entry must have exactly outcome, tests, reasons, observed, fingerprint")
+            if not isinstance(entry["fingerprint"], str) or not FINGERPRINT.fullmatch(entry["fingerprint"]):
+                fail(f"{here}: fingerprint {entry['fingerprint']!r} is not {fp.LENGTH} hexadecimal digits")
             outcome, tests, reasons, observed = (entry[k] for k in ("outcome", "tests", "reasons", "observed"))
             if outcome not in OUTCOMES:
                 fail(f"{here}: outcome {outcome!r} not one of {', '.join(OUTCOMES)}")
@@ -340,23 +303,45 @@ def validate(doc: dict, where: str, registry: reg.Registry | None = None) -> Non
                 fail(f"{here}: tests must be a whole number, is {tests!r}")
             if not isinstance(reasons, list) or not all(isinstance(r, str) for r in reasons):
                 fail(f"{here}: reasons must be a list of strings")
-            if not isinstance(observed, dict) or not all(isinstance(v, SCALARS) for v in observed.values()):
+            if not isinstance(observed, dict) or not all(map(_plain, observed.values())):
                 fail(f"{here}: observed must map names to plain values")
             if outcome != "pass" and not reasons:
                 fail(f"{here}: outcome {outcome} needs a reason")
             if outcome == "pass" and tests < 1:
                 fail(f"{here}: pass with no test run")
-            if outcome == "pass" and not all(map(harness_reason, reasons)):
+            if prints.get(cid) != entry["fingerprint"]:
+                continue  # stale: what its clause says now does not apply to it
+            if outcome == "pass" and not all(map(outcomes.harness_reason, reasons)):
                 fail(f"{here}: a pass can only say why some tests were not-applicable (harness reasons)")
-            fixed = expected_outcome(registry.clauses[cid], device, mode, doc["torch"], doc["python"], present)
+            fixed = outcomes.expected_outcome(registry.clauses[cid], device, mode, doc["torch"], doc["python"], present)
             if fixed and fixed[0] != outcome:
                 fail(f"{here}: {outcome} is impossible here ({fixed[1]}); expected {fixed[0]}")
             # In compile mode a clause whose tests all run eagerly, or are all not-applicable for the harness's
             # reasons (modes.specified_later, modes.diverging_member), is not-applicable: only the run knows that.
-            if not fixed and outcome == "not-applicable" and not all(map(harness_reason, reasons)):
+            if not fixed and outcome == "not-applicable" and not all(map(outcomes.harness_reason, reasons)):
                 fail(f"{here}: not-applicable, but the clause applies to torch {doc['torch']} on {device} in {mode}")
+            if device in present and outcomes.absent_reason(device) in reasons:
+                fail(f"{here}: says {outcomes.absent_reason(device)!r}, but present lists {device}")
             if outcome == "not-applicable" and reasons == [mod.EAGER_ONLY] and mode != "compile":
                 fail(f"{here}: only compile mode can be {mod.EAGER_ONLY!r}")
+
+
+def stale(doc: dict, registry: reg.Registry | None = None, prints: dict[str, str] | None = None) -> list[str]:
+    """The clauses of a (valid) document that a new run must decide again: recorded under another fingerprint
+    (their text, tests, helpers or the harness changed), missing from it (new), or no longer in the spec."""
+    registry = registry or reg.default()
+    prints = fp.compute(registry) if prints is None else prints
+    found = set()
+    for _, table in tables(doc):
+        found.update(set(registry.clauses) - set(table))
+        found.update(cid for cid, entry in table.items() if prints.get(cid) != entry["fingerprint"])
+    return sorted(found, key=natural)
+
+
+def natural(cid: str):
+    """DATA-2 before DATA-10."""
+    prefix, number = cid.rsplit("-", 1)
+    return prefix, int(number)
 
 
 def load(path: Path, registry: reg.Registry | None = None) -> dict:
@@ -367,16 +352,31 @@ def load(path: Path, registry: reg.Registry | None = None) -> dict:
 
 def _read(path: Path) -> dict:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:  # ValueError: bad JSON and bytes that are not UTF-8
+        text = path.read_text(encoding="utf-8")
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_not_a_number)
+    except (OSError, ValueError) as exc:  # ValueError: bad JSON, bytes that are not UTF-8, the two hooks below
         raise ResultsError(f"{path}: cannot read results: {exc}") from None
+    except RecursionError:
+        raise ResultsError(f"{path}: cannot read results: nested too deeply to be a results file") from None
 
 
-def check_file(path: Path, registry: reg.Registry, current_hash: str) -> dict:
-    """One committed results file: fresh (checked first, it names the refresh command), valid, whole, well placed."""
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object whose keys are all different: a key given twice would let the last one win unseen."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"key {twice!r} given twice in one object")
+    return found
+
+
+def _not_a_number(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def check_file(path: Path, registry: reg.Registry) -> dict:
+    """One committed results file: valid, whole, well placed (its stale clauses: ``stale``)."""
     doc = _read(path)
-    if isinstance(doc, dict) and "suite_hash" in doc and doc["suite_hash"] != current_hash:
-        raise ResultsError(f"{path}: stale, recorded with another version of the tests; {REFRESH_HINT}")
     validate(doc, str(path), registry)
     if not_run := partial(doc):
         raise ResultsError(
@@ -408,14 +408,77 @@ def recorded_files(results_dir: Path = RESULTS_DIR) -> list[Path]:
     return [results_dir / v / f"{d}.json" for v in recorded_versions(results_dir) for d in KNOWN]
 
 
-def check_recorded(results_dir: Path = RESULTS_DIR, registry: reg.Registry | None = None) -> list[Path]:
-    """Validate every committed results file, its folder naming, and its freshness; raise on the first problem."""
+def check_recorded(results_dir: Path = RESULTS_DIR, registry: reg.Registry | None = None, allow_stale=False):
+    """Validate every committed results file, its folder naming, and its freshness; raise on the first problem, and
+    name every stale clause (unless ``allow_stale``). The device files of one version come from one recording (and
+    its merges): they must agree on its header (torch, present ...). Returns ({version: its stale clauses}, files)."""
     registry = registry or reg.default()
-    current = suite_hash(registry)
+    prints = fp.compute(registry)
     files = recorded_files(results_dir)
+    headers: dict[str, tuple[Path, dict]] = {}
+    stale_by_version: dict[str, set[str]] = {}
     for path in files:
-        check_file(path, registry, current)
-    return files
+        doc = check_file(path, registry)
+        header = {key: doc[key] for key in HEADER}
+        first, seen = headers.setdefault(path.parent.name, (path, header))
+        if differ := [key for key in HEADER if seen[key] != header[key]]:
+            key = differ[0]
+            raise ResultsError(
+                f"{path.parent}: {first.name} and {path.name} differ in {key} ({seen[key]!r}, {header[key]!r}); "
+                f"the device files of one version are written by one recording; {REFRESH_HINT}"
+            )
+        stale_by_version.setdefault(path.parent.name, set()).update(stale(doc, registry, prints))
+    found = {v: sorted(cids, key=natural) for v, cids in stale_by_version.items() if cids}
+    if found and not allow_stale:
+        raise ResultsError(stale_message(found, results_dir))
+    return found, files
+
+
+def stale_message(found: dict[str, list[str]], where: Path = RESULTS_DIR) -> str:
+    """One line naming the stale clauses of the recorded results and the command that refreshes only them."""
+    cids = sorted({c for cs in found.values() for c in cs}, key=natural)
+    shown = ", ".join(cids[:12]) + (f" and {len(cids) - 12} more" if len(cids) > 12 else "")
+    return (
+        f"{where}: {len(cids)} clauses stale on {len(found)} releases ({shown}): their text, tests, the helpers "
+        f"those reach or the harness changed since they were recorded; {REFRESH_HINT} (re-runs only those)"
+    )
+
+
+def mergeable(path_template: str, registry: reg.Registry) -> dict[Path, dict]:
+    """The recorded documents a run of some clauses (--clauses) merges into; ResultsError when one is missing or
+    is no valid results file."""
+    found = {}
+    for path in _paths(path_template):
+        if not path.is_file():
+            raise ResultsError(f"{_shown(path)} does not exist: --clauses refreshes recorded results; record all first")
+        found[path] = _read(path)
+        validate(found[path], str(path), registry)
+    return found
+
+
+def merge(new: dict, path_template: str, clauses: list[str], registry: reg.Registry | None = None) -> dict:
+    """The recorded document at ``path_template`` with the outcomes of ``clauses`` (every device and mode) taken
+    from the run ``new``, and the clauses no longer in the spec dropped; the recording it merges into must be of
+    the same torch, python, platform and devices."""
+    registry = registry or reg.default()
+    old: dict = {}
+    for path, doc in mergeable(path_template, registry).items():
+        if differ := [key for key in HEADER if doc[key] != new[key]]:
+            raise ResultsError(
+                f"{_shown(path)} was recorded with {differ[0]} {doc[differ[0]]!r}, this run has {new[differ[0]]!r}: "
+                "outcomes of two setups cannot be merged; record the whole suite (nox -s conformance -- --all)"
+            )
+        old = {**doc, "devices": {**old.get("devices", {}), **doc["devices"]}}
+    if set(old["devices"]) != set(new["devices"]):
+        raise ResultsError(f"the recorded results hold {sorted(old['devices'])}, this run {sorted(new['devices'])}")
+    merged = {**old, "devices": {}}
+    for device, by_mode in old["devices"].items():
+        merged["devices"][device] = {}
+        for mode, table in by_mode.items():
+            fresh = new["devices"][device][mode]
+            kept = [cid for cid in sorted(registry.clauses) if cid in table or cid in clauses]
+            merged["devices"][device][mode] = {cid: fresh[cid] if cid in clauses else table[cid] for cid in kept}
+    return merged
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -425,15 +488,20 @@ def main(argv: list[str] | None = None) -> int:
     paths = [Path(p) for p in (sys.argv[1:] if argv is None else argv)]
     try:
         if not paths:
-            files = check_recorded()
+            _, files = check_recorded()
             print(f"{len(files)} recorded results files are valid, whole and fresh")
         for path in paths:
             doc = load(path)
+            if old := stale(doc):
+                raise ResultsError(
+                    f"{path}: {len(old)} clauses stale ({', '.join(old[:5])}{' ...' if len(old) > 5 else ''}): "
+                    "recorded with another version of their tests or text; run the suite again to compare"
+                )
             if not_run := partial(doc):
                 print(f"{path}: valid, but partial: {len(not_run)} clauses not run on a present device")
             else:
                 print(f"{path}: valid, torch {doc['torch']}, devices {', '.join(doc['devices'])}")
-    except ResultsError as exc:
+    except (ResultsError, reg.SpecError) as exc:
         print(f"ERROR: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from packaging.version import Version
 
+from . import fingerprints, results, status
 from . import registry as reg
-from . import results, status
 from .devices import KNOWN as DEVICES
 from .modes import KNOWN as MODES
 
@@ -31,10 +31,10 @@ def outcomes(clause_id: str) -> dict[str, dict[str, dict[str, str]]]:
 
 def build() -> dict:
     registry = reg.default()
+    prints = fingerprints.compute(registry)
     clauses = sorted(registry.clauses.values(), key=lambda c: (c.page, int(c.id.rsplit("-", 1)[1])))
     return {
         "$schema": "spec.schema.json",
-        "suite_hash": results.suite_hash(registry),
         "torch_versions": status.versions(),
         "devices": {"known": list(DEVICES), "run": status.devices_run()},
         "modes": list(MODES),
@@ -53,6 +53,7 @@ def build() -> dict:
                 "needs_values": c.needs_values,
                 "withdrawn": c.withdrawn,
                 "outcomes": outcomes(c.id),
+                "fingerprint": prints[c.id],
             }
             for c in clauses
         ],

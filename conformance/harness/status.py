@@ -7,30 +7,31 @@ from collections import defaultdict
 
 from packaging.version import Version
 
-from . import modes, results
+from . import modes, outcomes, results
 from . import registry as reg
 from .devices import KNOWN
 from .modes import KNOWN as MODES
 
 WORDS = {"pass": "holds", "fail": "FAILS", "not-applicable": "not applicable", "not-run": "not run"}
 # Why a clause inside its range was not-applicable compiled, in the words of a clause's status line.
-SPECIFIED_FROM = results.HARNESS_REASONS[modes.SPECIFIED_FROM]
-DIVERGES = results.HARNESS_REASONS[modes.DIVERGES]
+SPECIFIED_FROM = outcomes.HARNESS_REASONS[modes.SPECIFIED_FROM]
+DIVERGES = outcomes.HARNESS_REASONS[modes.DIVERGES]
 COMPILED_GAPS = (
     (SPECIFIED_FROM, "before {release} see {clauses}"),
-    (results.HARNESS_REASONS[modes.EAGER_ONLY], "no test compiles its update step"),
+    (outcomes.HARNESS_REASONS[modes.EAGER_ONLY], "no test compiles its update step"),
     (DIVERGES, "`{member}` {what} on {device}, {where} ({clause})"),
 )
 
 
 @functools.cache
 def recorded() -> dict[tuple[str, str], dict]:
-    """{(torch public version, device): results document} for every valid, fresh committed results file."""
+    """{(torch public version, device): results document} for every valid committed results file
+    (its stale clauses fail the build: results.check_recorded)."""
     found = {}
-    registry, current = reg.default(), results.suite_hash()
+    registry = reg.default()
     for path in results.recorded_files():
         try:
-            found[(path.parent.name, path.stem)] = results.check_file(path, registry, current)
+            found[(path.parent.name, path.stem)] = results.check_file(path, registry)
         except results.ResultsError:
             continue  # results.check_recorded() reports it and fails the build
     return found

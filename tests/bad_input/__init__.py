@@ -4,7 +4,8 @@ Each ``Case`` is one row of the table in docs/usage.md ("Bad input") and one
 test in tests/test_bad_input.py, which runs the command in a demo project
 (tests/conftest.py) after ``setup`` has broken what the case needs broken, and
 checks the exit code, the one line the user sees, that no traceback is
-printed, and that nothing already recorded was lost. The submodules group the
+printed, and that nothing already recorded was lost: each file it keeps is
+byte-identical, and a special file or link it keeps is still that same file. The submodules group the
 cases by the command they concern.
 """
 
@@ -29,6 +30,7 @@ class Case:
     exit: int
     setup: Callable[[Path], None] | None = None  # prepares the demo project (a broken page, a results folder ...)
     keeps: tuple[str, ...] = ()  # files (relative to the demo) that setup made and the command must leave unchanged
+    never: tuple[str, ...] = ()  # what the output must not hold (a password given in a URL)
 
     @property
     def shown(self) -> str:

@@ -21,6 +21,7 @@ from . import RELEASE_CHECK, Case
 RESULTS = "conformance/results"
 RECORDED = f"{RESULTS}/2.13.0/cpu.json"  # a file a setup records, which no refused command may change
 WHEEL = "torch-2.16.0-cp311-cp311-linux_x86_64.whl"
+FAKE_WHEEL = "torch-2.16.0-py3-none-any.whl"
 
 # Every clause that can run on a present device passed once: a whole recording, not a partial run.
 _RECORD = """\
@@ -80,9 +81,11 @@ def not_json(project: Path) -> None:
     (project / RECORDED).write_text('{"schema_version": 1,')
 
 
-def stale(project: Path) -> None:
+def forged_fingerprint(project: Path) -> None:
     record(project)
-    _edit(project, RECORDED, suite_hash="sha256:" + "0" * 64)
+    doc = json.loads((project / RECORDED).read_text())
+    next(iter(doc["devices"]["cpu"]["eager"].values()))["fingerprint"] = "sha256:0"
+    (project / RECORDED).write_text(json.dumps(doc))
 
 
 def misplaced(project: Path) -> None:
@@ -93,6 +96,21 @@ def misplaced(project: Path) -> None:
 def text_wheel(project: Path) -> None:
     record(project)
     (project / WHEEL).write_text("not a wheel\n")
+
+
+def fake_torch_wheel(project: Path) -> None:
+    """A wheel that installs as torch 2.16.0 but holds no torch."""
+    record(project)
+    info = "torch-2.16.0.dist-info"
+    files = {
+        "torch/__init__.py": 'raise ImportError("this wheel holds no torch")\n',
+        f"{info}/METADATA": "Metadata-Version: 2.1\nName: torch\nVersion: 2.16.0\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: a test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    files[f"{info}/RECORD"] = "".join(f"{name},,\n" for name in [*files, f"{info}/RECORD"])
+    with zipfile.ZipFile(project / FAKE_WHEEL, "w") as wheel:
+        for name, text in files.items():
+            wheel.writestr(name, text)
 
 
 def numpy_wheel(project: Path) -> None:
@@ -245,12 +263,12 @@ CASES: list[Case] = [
         keeps=(RECORDED,),
     ),
     Case(
-        id="release-results-stale",
-        what="release check with recorded results of another version of the tests",
+        id="release-results-forged-fingerprint",
+        what="release check with a recorded outcome whose fingerprint is no fingerprint",
         argv=RELEASE_CHECK + ("2.16.0",),
-        says="cpu.json: stale, recorded with another version of the tests; refresh them with: nox -s conformance",
+        says="fingerprint 'sha256:0' is not 16 hexadecimal digits",
         exit=2,
-        setup=stale,
+        setup=forged_fingerprint,
         keeps=(RECORDED,),
     ),
     Case(
@@ -278,6 +296,53 @@ CASES: list[Case] = [
         says="the following arguments are required: torch",
         exit=2,
         setup=record,
+        keeps=(RECORDED,),
+    ),
+    Case(
+        id="release-index-no-folder",
+        what="release check of a file:// index URL whose folder does not exist (never PyPI instead)",
+        argv=RELEASE_CHECK + ("file:///nonexistent/index",),
+        says="index URL file:///nonexistent/index: no such folder",
+        exit=2,
+        setup=record,
+        keeps=(RECORDED,),
+    ),
+    Case(
+        id="release-index-port-out-of-range",
+        what="release check of an index URL whose port is out of range",
+        argv=RELEASE_CHECK + ("http://127.0.0.1:99999/simple",),
+        says="index URL 'http://127.0.0.1:99999/simple': Port out of range 0-65535",
+        exit=2,
+        setup=record,
+        keeps=(RECORDED,),
+    ),
+    Case(
+        id="release-index-password-no-host",
+        what="release check of an index URL with a password but no host",
+        argv=RELEASE_CHECK + ("https://user:secret@/simple",),
+        says="index URL 'https://***@/simple' names no host",
+        exit=2,
+        setup=record,
+        keeps=(RECORDED,),
+        never=("secret",),
+    ),
+    Case(
+        id="release-index-does-not-answer",
+        what="release check of an index URL (with a password) where nothing answers",
+        argv=RELEASE_CHECK + ("http://user:secret@127.0.0.1:9/simple",),
+        says="index URL http://***@127.0.0.1:9/simple does not answer: [Errno 111] Connection refused",
+        exit=2,
+        setup=record,
+        keeps=(RECORDED,),
+        never=("secret",),
+    ),
+    Case(
+        id="release-wheel-holds-no-torch",
+        what="release check of a wheel that installs as torch but does not import",
+        argv=RELEASE_CHECK + (FAKE_WHEEL,),
+        says=f"the torch installed from {FAKE_WHEEL} does not import: ImportError: this wheel holds no torch",
+        exit=2,
+        setup=fake_torch_wheel,
         keeps=(RECORDED,),
     ),
 ]

@@ -6,6 +6,7 @@ is partial says so, and under ``--record`` writes nothing.
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
@@ -34,7 +35,48 @@ def _run(id, what, args, says, exit=4, setup=previous_results, keeps=(PREVIOUS,)
 
 RECORD = ("--record", "--results", PREVIOUS)
 
+
+def a_pipe(project: Path) -> None:
+    """A special file of the test's own (a named pipe), standing for /dev/null: never the machine's own."""
+    previous_results(project)
+    os.mkfifo(project / "special")
+
+
+def a_dangling_link(project: Path) -> None:
+    previous_results(project)
+    (project / "link.json").symlink_to(project / "gone" / "r.json")
+
+
+def recorded_results(project: Path) -> None:
+    from .release_check import record
+
+    previous_results(project)
+    record(project)
+
+
 CASES = [
+    _run(
+        "clauses-unknown", "refresh a clause the spec does not have", ["--clauses", "NOPE-1"], "'NOPE-1' is no clause"
+    ),
+    _run("clauses-twice", "name a clause twice", ["--clauses", "DEMO-1,DEMO-1"], "give each clause ID once"),
+    _run("clauses-empty", "give --clauses no clause", ["--clauses", ","], "give each clause ID once"),
+    _run(
+        "clauses-into-nothing",
+        "refresh clauses in results that were never recorded",
+        ["--clauses", "DEMO-1", "--results", "new/{device}.json"],
+        "new/cpu.json does not exist: --clauses refreshes recorded results; record all first",
+    ),
+    _run(
+        "clauses-into-no-results",
+        "refresh clauses in a file that holds no results",
+        ["--clauses", "DEMO-1", "--results", PREVIOUS],
+        "r.json: keys ['recorded'] differ",
+    ),
+    _run(
+        "unknown-mode", "ask for a mode the suite does not have", ["--mode", "jit"], "unknown mode 'jit'; known modes"
+    ),
+    _run("mode-twice", "name a mode twice", ["--mode", "eager,eager"], "--mode 'eager,eager' names mode eager twice"),
+    _run("no-mode", "give --mode an empty list", ["--mode", ","], "--mode ',' names no mode; give e.g. --mode eager,"),
     _run(
         "unknown-device",
         "ask for a device torch does not know",
@@ -78,6 +120,69 @@ CASES = [
         "give --results a place that cannot be written",
         ["--results", "/proc/r.json"],
         "--results /proc/r.json: cannot write in /proc",
+    ),
+    _run(
+        "results-special-file",
+        "give --results a special file (/dev/null, a pipe: here one the test makes)",
+        ["--results", "special"],
+        "--results special: not a regular file (a device, pipe or socket); results go to files only",
+        setup=a_pipe,
+        keeps=(PREVIOUS, "special"),
+    ),
+    _run(
+        "results-dangling-link",
+        "give --results a symbolic link to nothing",
+        ["--results", "link.json"],
+        "--results link.json: a symbolic link to nothing",
+        setup=a_dangling_link,
+        keeps=(PREVIOUS, "link.json"),
+    ),
+    _run(
+        "results-too-long",
+        "give --results a path longer than the system allows",
+        ["--results", "r" * 5000 + ".json"],
+        "File name too long",
+    ),
+    _run(
+        "results-into-the-recording",
+        "write a run that is not a recording into the recorded results",
+        ["--results", "conformance/results/2.13.0/{device}.json", "--device", "meta", "-k", "version"],
+        "lies in the recorded results (conformance/results/), which only a recording writes: nox -s conformance",
+        setup=recorded_results,
+        keeps=(PREVIOUS, "conformance/results/2.13.0/cpu.json", "conformance/results/2.13.0/meta.json"),
+    ),
+    _run(
+        "results-double-braces",
+        "escape the braces of {device} ('{{device}}')",
+        ["--results", "r/{{device}}.json"],
+        "only {device} may stand in braces",
+    ),
+    _run(
+        "results-upper-case-placeholder",
+        "write the placeholder in capitals ('{DEVICE}')",
+        ["--results", "{DEVICE}.json"],
+        "only {device} may stand in braces",
+    ),
+    _run("results-empty-braces", "leave the braces empty ('{}')", ["--results", "{}.json"], "may stand in braces"),
+    _run("results-open-brace", "leave a brace open ('{device')", ["--results", "{device.json"], "may stand in braces"),
+    _run(
+        "device-with-space",
+        "put a space in a device name",
+        ["--device", " cpu"],
+        "--device ' cpu': ' cpu' is no device name (no spaces, no empty names)",
+    ),
+    _run("device-twice", "name a device twice", ["--device", "cpu,cpu"], "--device 'cpu,cpu' names device cpu twice"),
+    _run(
+        "no-skipping-plugin",
+        "turn pytest's skipping plugin off",
+        ["-p", "no:skipping", "--results", PREVIOUS],
+        "-p no:skipping: the suite cannot run without pytest's skipping plugin",
+    ),
+    _run(
+        "no-recorder",
+        "turn the suite's recorder off",
+        ["-p", "no:conformance-recorder", "--results", PREVIOUS],
+        "-p no:conformance-recorder: the suite cannot run without its recorder",
     ),
     _run(
         "unknown-clause",
@@ -191,7 +296,7 @@ CASES = [
             @pytest.mark.clause("DEMO-1")
             def test_edits_the_suite(device):
                 path = pathlib.Path(__file__)
-                path.write_text(path.read_text() + "# edited\\n")
+                path.write_text(path.read_text() + "@pytest.mark.clause('DEMO-1')\\ndef test_new(device):\\n    pass\\n")
          """),
     ),
     _run(

@@ -17,8 +17,22 @@ def _broken(page: str):
     return setup
 
 
-def _case(id: str, what: str, page: str, says: str) -> Case:
-    return Case(id=f"spec-{id}", what=what, argv=PYTEST, says=says, exit=4, setup=_broken(page))
+def _case(id: str, what: str, page, says: str) -> Case:
+    """A case of a broken page: its text (str), or a setup that breaks the spec folder another way."""
+    setup = page if callable(page) else _broken(page)
+    return Case(id=f"spec-{id}", what=what, argv=PYTEST, says=says, exit=4, setup=setup)
+
+
+def _not_utf8(project: Path) -> None:
+    (project / "spec" / "broken.md").write_bytes(b"# Broken\n\ncaf\xe9\n")
+
+
+def _folder_named_like_a_page(project: Path) -> None:
+    (project / "spec" / "x.md").mkdir()
+
+
+def _dangling_link(project: Path) -> None:
+    (project / "spec" / "gone.md").symlink_to(project / "spec" / "deleted.md")
 
 
 CASES = [
@@ -111,5 +125,18 @@ CASES = [
         "a clause gives an option twice",
         ":::{clause} BROKEN-1\n:level: MUST\n:until: 2.4\n:until: 2.5\n\nx\n:::\n",
         "spec/broken.md:6: option :until: given twice (first at line 5)",
+    ),
+    _case("not-utf8", "a spec page is not UTF-8", _not_utf8, "spec/broken.md:3: not UTF-8 text (byte b'\\xe9')"),
+    _case(
+        "folder-named-like-a-page",
+        "a folder in spec/ is named like a page (x.md)",
+        _folder_named_like_a_page,
+        "spec/x.md: cannot read: a folder, not a page",
+    ),
+    _case(
+        "dangling-link",
+        "a page in spec/ is a symbolic link to nothing",
+        _dangling_link,
+        "spec/gone.md: cannot read: a dangling symbolic link",
     ),
 ]
