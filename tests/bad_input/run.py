@@ -296,7 +296,8 @@ CASES = [
             @pytest.mark.clause("DEMO-1")
             def test_edits_the_suite(device):
                 path = pathlib.Path(__file__)
-                path.write_text(path.read_text() + "@pytest.mark.clause('DEMO-1')\\ndef test_new(device):\\n    pass\\n")
+                new = "@pytest.mark.clause('DEMO-1')\\ndef test_new(device):\\n    pass\\n"
+                path.write_text(path.read_text() + new)
          """),
     ),
     _run(
