@@ -205,7 +205,7 @@ class Reach:
         self.data: dict[Path, str] = {}
 
     def digest(self) -> str:
-        parts = [f"{_rel(p)}:{k}:{s.digest}" for (p, k), s in self.reached.items()]
+        parts = [_label(*node) for node in self.reached]
         parts += [f"{_rel(p)}:{d}" for p, d in self.data.items()]
         return _digest(*sorted(parts))
 
@@ -214,20 +214,38 @@ class Reach:
         its names reach."""
         todo = [(path, key)]
         while todo:
-            path, key = todo.pop()
-            if (path, key) in self.reached:
+            node = todo.pop()
+            if node in self.reached:
                 continue
-            stmt = self.reached[(path, key)] = statement(path, key)
-            mod = module(path)
-            todo += [(path, f"<module {i}>") for i in range(len(mod.on_import))]
-            for source in mod.star_imports:
-                todo += imported(source, "*", ())
-            for data in DATA.get(path, ()):
-                self.data[data] = _digest(data.read_bytes())
-            for name, attrs in stmt.uses:
-                todo += resolve(mod, name, attrs)
-            for source, name in stmt.imports:
-                todo += imported(source, name, ())
+            self.reached[node] = statement(*node)
+            for data in DATA.get(node[0], ()):
+                self.data[data] = _data_digest(data)
+            todo += _edges(*node)
+
+
+@cache
+def _edges(path: Path, key: str) -> tuple[tuple[Path, str], ...]:
+    """The statements one statement leads to: those that run whenever its module is used, and what its names and
+    imports stand for (read once: every test that reaches it shares them)."""
+    stmt, mod = statement(path, key), module(path)
+    found = [(path, f"<module {i}>") for i in range(len(mod.on_import))]
+    for source in mod.star_imports:
+        found += imported(source, "*", ())
+    for name, attrs in stmt.uses:
+        found += resolve(mod, name, attrs)
+    for source, name in stmt.imports:
+        found += imported(source, name, ())
+    return tuple(dict.fromkeys(found))
+
+
+@cache
+def _label(path: Path, key: str) -> str:
+    return f"{_rel(path)}:{key}:{statement(path, key).digest}"
+
+
+@cache
+def _data_digest(path: Path) -> str:
+    return _digest(path.read_bytes())
 
 
 @cache
@@ -258,6 +276,7 @@ def _root(node: ast.Attribute) -> ast.AST:
     return node
 
 
+@cache
 def _rel(path: Path) -> str:
     return path.relative_to(reg.ROOT).as_posix()
 
@@ -360,8 +379,21 @@ def compute(registry: reg.Registry | None = None) -> dict[str, str]:
 
 def clear() -> None:
     """Forget what was read: the next ``compute`` reads the files again (a run checks they did not change)."""
-    for cached in (module, statement, resolve, units, harness_digest):
+    for cached in (module, statement, resolve, units, harness_digest, _edges, _label, _data_digest, _rel):
         cached.cache_clear()
+
+
+def sources() -> dict[Path, tuple[int, int]]:
+    """(modification time, size) of every file a fingerprint reads: the suite's modules and data, the spec pages and
+    the errata. Cheap (no parsing): a run takes it as it starts and again before it writes; if it changed, what
+    the tests ran is not what the fingerprints would say."""
+    files = [*SUITE_DIR.rglob("*.py"), *(d for data in DATA.values() for d in data), *reg.SPEC_DIR.glob("*.md")]
+    files += [p for p in (reg.SPEC_DIR.parent / "docs" / "errata.md", reg.SPEC_DIR.parent / "errata.md") if p.is_file()]
+    found = {}
+    for path in files:
+        stat = path.stat()
+        found[path] = (stat.st_mtime_ns, stat.st_size)
+    return found
 
 
 def check_item(item, clause_ids: list[str]) -> str | None:

@@ -62,9 +62,9 @@ class Recorder:
         self.registry = config._conformance_registry
         self.torch_version = torch_version
         self.is_worker = hasattr(config, "workerinput")
-        # What decides each outcome as the run starts (the controller writes them); checked again before writing, so
-        # a test edited mid-run is never recorded as fresh.
-        self.prints = None if self.is_worker else fp.compute(self.registry)
+        # The files that decide each outcome, as the run starts (the controller writes the results); checked again
+        # before writing, so a test edited mid-run is never recorded under its new fingerprint.
+        self.sources = None if self.is_worker else fp.sources()
         self.manifest = Manifest(results.TESTS_DIR.glob("test_*.py"))
         self.ran: dict[tuple[str, str, str], dict[str, dict]] = defaultdict(dict)  # (clause, device, mode)
         self.observed: dict[tuple[str, str, str], dict] = defaultdict(dict)
@@ -138,7 +138,6 @@ class Recorder:
             self.ran,
             self.observed,
             self.manifest,
-            self.prints,
             modes=self.config._conformance_modes,
         )
 
@@ -168,8 +167,7 @@ class Recorder:
             return
         only = self.config._conformance_clauses
         not_run = [key for key in results.partial(self.doc) if only is None or key[0] in only]
-        fp.clear()
-        if fp.compute(self.registry) != self.prints:
+        if fp.sources() != self.sources:
             self.refused = "the tests or the spec changed while the suite ran"
         elif not_run and self.config.getoption("--record"):
             cid, device, mode = not_run[0]
