@@ -10,6 +10,7 @@ nox -s "ranges(torch='2.5.1')"          # only the check that version ranges are
 import os
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import nox
@@ -72,23 +73,32 @@ def disk_advice(session, version: str) -> None:
 def conformance(session, torch):
     """Bring one torch release's recorded results up to date, and check that version ranges are tight: only the
     clauses whose outcomes are stale or missing are run again (harness/fingerprints.py), every clause when nothing
-    is recorded or with ``-- --all``."""
-    args = [arg for arg in session.posargs if arg != "--all"]
+    is recorded or with ``-- --all``, and those of one spec page too with ``-- --page NAME``."""
+    args, page = own_options(session)
     target = RESULTS / Version(torch).public / "{device}.json"
     try:
         stale = None if "--all" in session.posargs else stale_clauses(str(target))
     except results.ResultsError as exc:
         session.error(f"{exc}; record the whole suite again: nox -s \"conformance(torch='{torch}')\" -- --all")
+    if page and stale is not None:
+        stale = sorted({*stale, *page}, key=results.natural)
     if stale == []:
         session.log(f"torch {torch}: every recorded outcome is fresh, nothing to run (-- --all records it again)")
+        RUN_TIMES.append(0.0)
         return
     disk_advice(session, torch)
     install_torch(session, torch, *SUITE_NEEDS)
     # Only the stale clauses: their tests all run (a partial run of them is refused, --record), on every device and
     # mode, and their outcomes are merged into the recorded files, all of them or none.
     only = ["--clauses", ",".join(stale)] if stale else []
-    session.log(f"torch {torch}: {f'{len(stale)} stale clauses' if stale else 'every clause'} to run")
+    what = (
+        f"{len(stale)} stale clauses ({', '.join(stale[:8])}{' ...' if len(stale) > 8 else ''})"
+        if stale
+        else "every clause"
+    )
+    session.log(f"torch {torch}: {what} to run, eager and compile, on every device present; {progress(torch)}")
     before = results.stamps(results.targets(str(target)).values())
+    started = time.monotonic()
     try:
         # --record: a partial run (-k, -x, a narrower path ...) is refused, never written over the recorded results.
         # Both modes: the update steps as written and through torch.compile (conformance/harness/modes.py).
@@ -98,9 +108,39 @@ def conformance(session, torch):
         if unwritten := sorted(set(before) - set(results.rewritten(before))):
             session.error(f"the suite exited 0 but did not write {unwritten[0]}: the recorded results stand as before")
         check_ranges(session, *only, *workers(args))
+        RUN_TIMES.append(time.monotonic() - started)
     finally:
         if os.environ.get("CONFORMANCE_LOW_DISK"):
             drop_environment(session)
+
+
+def own_options(session) -> tuple[list[str], list[str]]:
+    """The pytest arguments of a conformance session, without its own options (--all, --page NAME), and the
+    clauses of the page that --page names."""
+    args, clauses = list(session.posargs), []
+    if "--all" in args:
+        args.remove("--all")
+    if "--page" in args:
+        i = args.index("--page")
+        name = args[i + 1] if i + 1 < len(args) else ""
+        del args[i : i + 2]
+        registry = reg.default()
+        clauses = [cid for cid, c in registry.clauses.items() if c.page == name]
+        if not clauses:
+            session.error(f"--page {name!r}: no such spec page; pages: {', '.join(registry.pages())}")
+    return args, clauses
+
+
+RUN_TIMES: list[float] = []  # seconds each conformance session of this nox run took (0: nothing stale)
+
+
+def progress(torch: str) -> str:
+    """Where a window run stands before one release: how many are done, the time so far, an estimate of the rest
+    (the mean of the releases that ran something)."""
+    done, left = len(RUN_TIMES), len(TORCH_WINDOW) - TORCH_WINDOW.index(torch)
+    ran = [t for t in RUN_TIMES if t]
+    estimate = f", about {sum(ran) / len(ran) * left / 60:.0f} min left" if ran else ""
+    return f"{done} releases done in {sum(RUN_TIMES) / 60:.1f} min{estimate}"
 
 
 def stale_clauses(target: str) -> list[str] | None:

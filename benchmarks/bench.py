@@ -1,8 +1,9 @@
 """Time the suite against the floor measured in the same run: `python -c "import torch"`.
 
     python benchmarks/bench.py                    # floor, suite serial, suite -n 2, docs build
-    python benchmarks/bench.py --nox 2.15.0       # also a warm `nox -s conformance` for that torch
-    python benchmarks/bench.py --window           # also a warm `nox -s conformance` over the whole window
+    python benchmarks/bench.py --nox 2.15.0       # also a warm `nox -s conformance` for that torch: fresh (nothing
+                                                  # to run), one page re-recorded (--page), every clause (--all)
+    python benchmarks/bench.py --window           # also one page and every clause over the whole window
     python benchmarks/bench.py --modes-per-version  # only: compile-mode suite / eager suite, per kept environment
 
 Each measurement is the median of --repeat runs; ratios are to the floor. These
@@ -42,6 +43,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--nox", metavar="TORCH", help="also time a warm `nox -s conformance` for this torch")
     parser.add_argument("--window", action="store_true", help="also time one warm `nox -s conformance` (all releases)")
+    parser.add_argument(
+        "--page", default="set", help="with --nox/--window: the spec page whose clauses are re-recorded (one change)"
+    )
     parser.add_argument("--no-docs", action="store_true", help="skip the docs build")
     parser.add_argument(
         "--modes-per-version",
@@ -64,8 +68,12 @@ def main() -> int:
     rows.append(("suite, compile mode (--mode compile)", timed([*suite, "--mode", "compile"], args.repeat)))
     if args.nox:
         session = f"conformance(torch='{args.nox}')"
-        timed(["nox", "-s", session], 1)  # make sure it is warm
-        rows.append((f'nox -s "{session}" (warm)', timed(["nox", "-s", session], args.repeat)))
+        timed(["nox", "-s", session], 1)  # make sure it is warm, and nothing stale
+        rows.append((f'nox -s "{session}" (warm, fresh)', timed(["nox", "-s", session], args.repeat)))
+        page = ["nox", "-s", session, "--", "--page", args.page]
+        rows.append((f"  ... one page re-recorded (-- --page {args.page})", timed(page, args.repeat)))
+        whole = ["nox", "-s", session, "--", "--all"]
+        rows.append(("  ... every clause (-- --all)", timed(whole, args.repeat)))
         # The same two pytest runs the session makes (record + range check), without nox: the difference is nox's cost.
         env_python = str(ROOT / ".nox" / f"conformance-torch-{args.nox.replace('.', '-')}" / "bin" / "python")
         out = tempfile.mkdtemp()
@@ -76,8 +84,10 @@ def main() -> int:
             subprocess.run([*bare, "-q", "--ignore-ranges", "--device", "cpu,meta"], cwd=ROOT, capture_output=True)
         rows.append(("same pytest runs without nox", (time.perf_counter() - start) / args.repeat))
         shutil.rmtree(out)
-    if args.window:  # once: it records every release of the window (minutes)
-        rows.append(("nox -s conformance, whole window (warm)", timed(["nox", "-s", "conformance"], 1)))
+    if args.window:  # once each: they record every release of the window (minutes)
+        page = ["nox", "-s", "conformance", "--", "--page", args.page]
+        rows.append((f"nox -s conformance -- --page {args.page}, window", timed(page, 1)))
+        rows.append(("nox -s conformance -- --all, window", timed(["nox", "-s", "conformance", "--", "--all"], 1)))
     if not args.no_docs:
         out = Path(tempfile.mkdtemp())
         sphinx = [sys.executable, "-m", "sphinx", "-W", "-q", "-E", "-b", "html", ".", str(out)]

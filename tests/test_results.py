@@ -198,6 +198,8 @@ def test_merge_takes_the_refreshed_clauses_and_keeps_the_rest(tmp_path):
     assert entry(merged, "DATA-2")["outcome"] == "pass", "not refreshed: the recorded outcome stays"
     assert "GONE-1" not in merged["devices"]["cpu"]["eager"], "a clause no longer in the spec is dropped"
     results.validate(merged, "merged")
+    other_machine = {**new, "platform": "Linux-6.18.44-fc-v1147-x86_64"}  # another kernel build: still mergeable
+    assert results.merge(other_machine, str(tmp_path / "{device}.json"), ["DATA-1"])["platform"] == old["platform"]
     with pytest.raises(results.ResultsError, match=r"recorded with torch '2\.13\.0\+cpu', this run has '2\.13\.1'"):
         results.merge(complete_doc("2.13.1"), str(tmp_path / "{device}.json"), ["DATA-1"])
     with pytest.raises(results.ResultsError, match="does not exist: --clauses refreshes recorded results"):
