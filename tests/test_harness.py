@@ -497,6 +497,15 @@ def test_a_changed_test_is_recorded_again_alone_and_merged(demo):
     code, output, merged = run(demo, "--record", "--mode", "eager,compile", "--clauses", "DEMO-1")
     assert code == 0 and "(1 clauses merged)" in output and "DEMO-4" not in output, output
     assert command(demo, check)[0] == 0, "fresh again"
+    # Only the modules of the clauses may be named (what nox -s conformance does); one left out is a partial run:
+    # DEMO-4 is also proved by an example of the spec (test_examples.py).
+    record = ("--record", "--mode", "eager,compile")
+    code, output, _ = run(demo, *record, "--clauses", "DEMO-1", paths=["conformance/tests/test_demo.py"])
+    assert code == 0 and "(1 clauses merged)" in output, output
+    code, output, _ = run(demo, *record, "--clauses", "DEMO-4", paths=["conformance/tests/test_demo.py"])
+    assert code == 4 and "partial run" in output and "--record needs the whole suite" in output, output
+    code, output, _ = run(demo, *record, paths=["conformance/tests/test_demo.py"])
+    assert code == 4 and "selects part of it" in output, "without --clauses a module is part of the suite"
     for device, by_mode in recorded["devices"].items():
         for mode, table in by_mode.items():
             now = merged["devices"][device][mode]
