@@ -377,9 +377,26 @@ def compute(registry: reg.Registry | None = None) -> dict[str, str]:
     }
 
 
+@cache
+def _units_by_name() -> dict[tuple[Path, str], Unit]:
+    """units() by (module, name): check_item looks one up for every collected item (tens of thousands)."""
+    return {(u.path, u.name): u for u in units()}
+
+
 def clear() -> None:
     """Forget what was read: the next ``compute`` reads the files again (a run checks they did not change)."""
-    for cached in (module, statement, resolve, units, harness_digest, _edges, _label, _data_digest, _rel):
+    for cached in (
+        module,
+        statement,
+        resolve,
+        units,
+        _units_by_name,
+        harness_digest,
+        _edges,
+        _label,
+        _data_digest,
+        _rel,
+    ):
         cached.cache_clear()
 
 
@@ -400,7 +417,7 @@ def check_item(item, clause_ids: list[str]) -> str | None:
     """Why the fingerprints cannot see a collected test's clause markers, or None when they can."""
     path = Path(str(item.path))
     name = getattr(getattr(item, "cls", None), "__name__", None) or getattr(item, "originalname", item.name)
-    unit = next((u for u in units() if u.path == path and u.name == name), None)
+    unit = _units_by_name().get((path, name))
     if unit is None:
         return f"{item.nodeid}: not a module-level test function or class of {path.name}; fingerprints cannot see it"
     if unit.clauses is None:
