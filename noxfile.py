@@ -105,7 +105,8 @@ def conformance(session, torch):
         # --record: a partial run (-k, -x, a narrower path ...) is refused, never written over the recorded results.
         # Both modes: the update steps as written and through torch.compile (conformance/harness/modes.py).
         suite = only or ["conformance"]
-        session.run(*PYTEST, "--record", "--mode", "eager,compile", "--results", str(target), *suite, *args)
+        if session.run(*PYTEST, "--record", "--mode", "eager,compile", "--results", str(target), *suite, *args) is None:
+            return  # nox --install-only: the environment is ready, nothing was meant to run
         # Exit 0 and nothing written (a test that ends the process, a plugin blocked): the old files must not stand
         # as this recording.
         if unwritten := sorted(set(before) - set(results.rewritten(before))):

@@ -3,6 +3,9 @@
 import json
 import os
 import shutil
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -133,6 +136,54 @@ def test_write_replaces_all_device_files_or_none(tmp_path, monkeypatch):
     record(new, tmp_path)
     assert json.loads((tmp_path / "cpu.json").read_text())["torch"] == "2.13.1"
     assert not [p for p in tmp_path.iterdir() if p.suffix == ".tmp"]
+
+
+def test_an_interrupt_while_writing_leaves_the_old_files_or_the_new_ones_never_a_mix(tmp_path, monkeypatch):
+    old, new = complete_doc(), complete_doc(torch_version="2.13.1")
+    record(old, tmp_path)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    calls = []
+
+    def interrupted(fd):  # Ctrl-C while the third file is being written
+        calls.append(fd)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        record(new, tmp_path)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before, "old files intact, no temporary left"
+    monkeypatch.undo()
+
+    # Ctrl-C once the first file is in place: held until every file is (in a process of its own, whose main thread
+    # writes: signals go to the main thread, and an xdist worker runs its tests in another)
+    interrupted_after_first = textwrap.dedent(
+        """
+        import json, os, signal, sys
+        from conformance.harness import results
+        replace, replaced = os.replace, []
+        def interrupt_between_replaces(src, dst):
+            replace(src, dst)
+            replaced.append(dst)
+            if len(replaced) == 1:
+                os.kill(os.getpid(), signal.SIGINT)
+        os.replace = interrupt_between_replaces
+        try:
+            results.write(json.loads(sys.stdin.read()), sys.argv[1])
+        except KeyboardInterrupt:
+            print(len(replaced))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", interrupted_after_first, str(tmp_path / "{device}.json")],
+        input=json.dumps(new),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=registry.ROOT,
+    )
+    assert int(done.stdout) == len(before) > 1, done.stderr
+    assert {json.loads(p.read_text())["torch"] for p in tmp_path.iterdir()} == {"2.13.1"}, "every file is new"
 
 
 @pytest.mark.parametrize(

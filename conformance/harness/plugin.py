@@ -121,6 +121,11 @@ def pytest_configure(config):
             results.check_writable(path, record=config.getoption("--record"))
             if config._conformance_clauses is not None:
                 results.mergeable(path, config._conformance_registry)  # refused now, not after the run
+            if (config.getoption("--record") or config._conformance_clauses is not None) and not hasattr(
+                config,
+                "workerinput",  # an xdist worker: its controller holds the lock and writes
+            ):
+                results.hold(path)  # one recording of a release at a time
         if config.getoption("--record") and (why := _selects_part(config)):
             raise results.ResultsError(f"--record needs the whole suite; {why} selects part of it")
     except (reg.SpecError, dev.DeviceError, mod.ModeError, results.ResultsError) as exc:

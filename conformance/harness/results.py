@@ -33,6 +33,7 @@ import math
 import os
 import re
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
@@ -194,16 +195,65 @@ def write(doc: dict, path_template: str) -> list[Path]:
                 f.flush()
                 os.fsync(f.fileno())
             os.chmod(tmp, 0o644)
-    except (OSError, ResultsError) as exc:
+    except BaseException as exc:  # an interrupt too: no staged file is left behind, nothing was replaced
         for tmp, _ in staged:
             Path(tmp).unlink(missing_ok=True)
-        if isinstance(exc, ResultsError):
+        if not isinstance(exc, OSError):
             raise
         why = exc.strerror or exc
         raise ResultsError(f"cannot write results to {path}: {why}; no results file was changed") from None
-    for tmp, real in staged:
-        os.replace(tmp, real)
+    with _signals_held():  # an interrupt between two replaces would leave new and old device files mixed
+        for tmp, real in staged:
+            os.replace(tmp, real)
     return list(docs)
+
+
+@contextmanager
+def _signals_held():
+    """Hold SIGINT and SIGTERM back for a moment (delivered when it ends); on a thread or system without signal
+    masks, nothing."""
+    import signal
+    import threading
+
+    held = {signal.SIGINT, signal.SIGTERM}
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+_HELD: dict[Path, int] = {}  # the folders whose lock this process holds until it ends, and their descriptors
+
+
+def hold(path_template: str) -> None:
+    """Lock the folders a recording writes in (the nearest that exist) for the rest of this process: a second
+    recording into the same folder (the same release) while this one runs is refused at once (ResultsError), so
+    neither writes over the outcomes the other merged. The kernel drops the lock when the process ends, however."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        return
+    for folder in {_existing_folder(path) for path in _paths(path_template)} - set(_HELD):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise ResultsError(
+                f"{_shown(folder)}: another recording is writing results there now; wait for it to end, then run again"
+            ) from None
+        _HELD[folder] = fd
+
+
+def _existing_folder(path: Path) -> Path:
+    folder = path.resolve().parent
+    while not folder.is_dir():
+        folder = folder.parent
+    return folder
 
 
 def stamps(paths) -> dict[Path, tuple[int, int] | None]:

@@ -54,7 +54,30 @@ def recorded_results(project: Path) -> None:
     record(project)
 
 
+_HELD = []  # folder locks this test process holds, as a recording in progress would
+
+
+def a_recording_running(project: Path) -> None:
+    """Recorded results of 2.13.0, and their folder locked as by another recording of that release, running now."""
+    import fcntl
+
+    recorded_results(project)
+    fd = os.open(project / RECORDED_FOLDER, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    _HELD.append(fd)
+
+
+RECORDED_FOLDER = "conformance/results/2.13.0"
+
 CASES = [
+    _run(
+        "record-twice-at-once",
+        "record a release while another recording of it runs (two `nox -s conformance` at once)",
+        ["--record", "--results", f"{RECORDED_FOLDER}/{{device}}.json"],
+        f"{RECORDED_FOLDER}: another recording is writing results there now; wait for it to end",
+        setup=a_recording_running,
+        keeps=(PREVIOUS, f"{RECORDED_FOLDER}/cpu.json", f"{RECORDED_FOLDER}/meta.json"),
+    ),
     _run(
         "clauses-unknown", "refresh a clause the spec does not have", ["--clauses", "NOPE-1"], "'NOPE-1' is no clause"
     ),
