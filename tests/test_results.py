@@ -1,5 +1,6 @@
 """Results documents: the validator, what counts as recorded results, atomic writes, the output path."""
 
+import itertools
 import json
 import os
 import shutil
@@ -255,3 +256,17 @@ def test_merge_takes_the_refreshed_clauses_and_keeps_the_rest(tmp_path):
         results.merge(complete_doc("2.13.1"), str(tmp_path / "{device}.json"), ["DATA-1"])
     with pytest.raises(results.ResultsError, match="does not exist: --clauses refreshes recorded results"):
         results.merge(new, str(tmp_path / "other" / "{device}.json"), ["DATA-1"])
+
+
+def test_observations_do_not_depend_on_the_order_tests_ran_in():
+    from conformance.harness import outcomes
+
+    per_test = {
+        "t[a]": {"diverging layer": "dynamo", "graph breaks": 0},
+        "t[b]": {"diverging layer": "aot_autograd", "graph breaks": 0},
+        "t[c]": {"count": 1},
+        "t[d]": {"count": True},
+    }
+    merged = {json.dumps(outcomes.observations(dict(order))) for order in itertools.permutations(per_test.items())}
+    expected = {"count": "1, true", "diverging layer": "aot_autograd, dynamo", "graph breaks": 0}
+    assert merged == {json.dumps(expected)}

@@ -7,11 +7,12 @@ clauses (at least those) fail on cpu.
 
 import importlib
 import json
+import multiprocessing
 import os
 import pkgutil
-import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -27,18 +28,39 @@ def _cases():
             yield pytest.param(info.name, function, test_file, clauses, id=f"{info.name}:{function}")
 
 
+# Each sabotage run is a pytest of its own (a sabotage patches torch for the whole process). They start from a
+# process that has imported torch, pytest and the harness once (multiprocessing's forkserver): a fork of it instead
+# of a new interpreter saves the imports, most of a run of one test file.
+PRELOADED = ["torch", "pytest", "conformance.harness.plugin", "conformance.harness.opdb", "tests.sabotage"]
+
+
 def run_conformance(tmp_path, *args, env=None):
-    """Run the conformance suite in a subprocess; return (completed process, results doc or None)."""
-    out = tmp_path / "results.json"
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--results", str(out), *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-        timeout=600,
+    """Run the conformance suite in a process of its own; return (what it did: returncode, stdout, stderr, and the
+    results doc or None)."""
+    out, log = tmp_path / "results.json", tmp_path / "pytest-output.txt"
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOADED)
+    child = context.Process(
+        target=_pytest_main, args=(["-p", "no:cacheprovider", "--results", str(out), *args], env or {}, str(log))
     )
-    return proc, (json.loads(out.read_text()) if out.exists() else None)
+    child.start()
+    child.join(timeout=600)
+    if child.exitcode is None:
+        child.kill()
+        child.join()
+    output = log.read_text(errors="replace") if log.exists() else ""
+    run = SimpleNamespace(returncode=child.exitcode, stdout=output, stderr="")
+    return run, (json.loads(out.read_text()) if out.exists() else None)
+
+
+def _pytest_main(args, env, log):
+    """In the forked process: pytest in the project root, its output to ``log``."""
+    os.environ.update(env)
+    os.chdir(ROOT)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    sys.exit(int(pytest.main(args)))
 
 
 def failing(doc, device="cpu", mode="eager"):

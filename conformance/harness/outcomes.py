@@ -8,6 +8,7 @@ fingerprints.py counts this module among the harness that decides every outcome.
 
 from __future__ import annotations
 
+import json
 import re
 
 from . import modes as mod
@@ -93,9 +94,28 @@ def clause_outcome(clause, device, mode, torch_version, python, present, ran: di
     return "pass", len(executed), [why for why in gaps if harness_reason(why)]
 
 
+def observations(per_test: dict[str, dict]) -> dict:
+    """What the tests of one clause observed ({test id: {name: value}}), the same whatever order they ran in (under
+    xdist, the order their reports arrive): a name on whose value they agree keeps it; a name on which they differ
+    lists the values seen, sorted, as text ("aot_autograd, dynamo")."""
+    seen: dict[str, set[str]] = {}
+    for observed in per_test.values():
+        for name, value in observed.items():
+            seen.setdefault(name, set()).add(json.dumps(value))  # hashable; 1, true and "1" stay apart
+    return {
+        name: json.loads(next(iter(values))) if len(values) == 1 else ", ".join(sorted(map(_text, values)))
+        for name, values in sorted(seen.items())
+    }
+
+
+def _text(value_json: str) -> str:
+    value = json.loads(value_json)
+    return value if isinstance(value, str) else value_json
+
+
 def entries(registry, devices, torch_version, python, present, ran, observed, manifest=None, modes=mod.KNOWN) -> dict:
     """{device: {mode: {clause: entry}}} of a run: ran: {(clause, device, mode): {nodeid: report entry}}, observed:
-    {(clause, device, mode): {name: value}}; the modes not selected are ``not-run`` (never left out)."""
+    {(clause, device, mode): {nodeid: {name: value}}}; the modes not selected are ``not-run`` (never left out)."""
     found = {}
     for device in devices:
         found[device] = {}
@@ -115,6 +135,6 @@ def entries(registry, devices, torch_version, python, present, ran, observed, ma
                     "outcome": outcome,
                     "tests": tests,
                     "reasons": sorted(set(reasons)),
-                    "observed": observed.get(key, {}),
+                    "observed": observations(observed.get(key, {})),
                 }
     return found

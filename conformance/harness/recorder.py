@@ -67,7 +67,8 @@ class Recorder:
         self.sources = None if self.is_worker else fp.sources()
         self.manifest = Manifest(results.TESTS_DIR.glob("test_*.py"))
         self.ran: dict[tuple[str, str, str], dict[str, dict]] = defaultdict(dict)  # (clause, device, mode)
-        self.observed: dict[tuple[str, str, str], dict] = defaultdict(dict)
+        # (clause, device, mode) -> {test id: what that test observed}: merged once the run ends (outcomes.observations)
+        self.observed: dict[tuple[str, str, str], dict[str, dict]] = defaultdict(dict)
         self.collect_failed = False
         self.finished = False
         self.doc: dict | None = None
@@ -123,7 +124,7 @@ class Recorder:
             before = tests.get(report.nodeid)
             if before is None or (report.failed and before["outcome"] != "failed"):
                 tests[report.nodeid] = entry  # a teardown failure (e.g. leaked state) turns a pass into a failure
-            self.observed[key].update(info["observed"])
+            self.observed[key].setdefault(report.nodeid, {}).update(info["observed"])
 
     def document(self) -> dict:
         present = dev.present()
