@@ -54,6 +54,7 @@ def recorded_results(project: Path) -> None:
     record(project)
 
 
+RECORDED_FOLDER = "conformance/results/2.13.0"
 _HELD = []  # folder locks this test process holds, as a recording in progress would
 
 
@@ -66,8 +67,6 @@ def a_recording_running(project: Path) -> None:
     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     _HELD.append(fd)
 
-
-RECORDED_FOLDER = "conformance/results/2.13.0"
 
 CASES = [
     _run(
