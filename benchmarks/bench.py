@@ -3,7 +3,9 @@
     python benchmarks/bench.py                    # floor, suite serial, suite -n 2, docs build
     python benchmarks/bench.py --nox 2.15.0       # also a warm `nox -s conformance` for that torch: fresh (nothing
                                                   # to run), one page re-recorded (--page), every clause (--all)
-    python benchmarks/bench.py --window           # also one page and every clause over the whole window
+    python benchmarks/bench.py --window           # also one page re-recorded over the whole window
+    python benchmarks/bench.py --window --window-all --only-nox  # the floor, then one page and every clause
+                                                  # over the whole window (record + range checks, minutes to hours)
     python benchmarks/bench.py --modes-per-version  # only: compile-mode suite / eager suite, per kept environment
 
 Each measurement is the median of --repeat runs; ratios are to the floor. These
@@ -42,7 +44,11 @@ def main() -> int:
     )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--nox", metavar="TORCH", help="also time a warm `nox -s conformance` for this torch")
-    parser.add_argument("--window", action="store_true", help="also time one warm `nox -s conformance` (all releases)")
+    parser.add_argument(
+        "--window", action="store_true", help="also time one page re-recorded by a warm `nox -s conformance`, every release"
+    )
+    parser.add_argument("--window-all", action="store_true", help="with --window: also every clause (-- --all)")
+    parser.add_argument("--only-nox", action="store_true", help="time the floor and the nox rows only (no suite runs)")
     parser.add_argument(
         "--page", default="set", help="with --nox/--window: the spec page whose clauses are re-recorded (one change)"
     )
@@ -63,9 +69,10 @@ def main() -> int:
     py = args.python
     suite = [py, "-m", "pytest", "conformance", "-q", "-p", "no:cacheprovider"]
     rows = [("floor: python -c 'import torch'", timed([py, "-c", "import torch"], args.repeat))]
-    rows.append(("suite, serial", timed(suite, args.repeat)))
-    rows.append(("suite, -n 2", timed([*suite, "-n", "2"], args.repeat)))
-    rows.append(("suite, compile mode (--mode compile)", timed([*suite, "--mode", "compile"], args.repeat)))
+    if not args.only_nox:
+        rows.append(("suite, serial", timed(suite, args.repeat)))
+        rows.append(("suite, -n 2", timed([*suite, "-n", "2"], args.repeat)))
+        rows.append(("suite, compile mode (--mode compile)", timed([*suite, "--mode", "compile"], args.repeat)))
     if args.nox:
         session = f"conformance(torch='{args.nox}')"
         timed(["nox", "-s", session], 1)  # make sure it is warm, and nothing stale
@@ -87,8 +94,9 @@ def main() -> int:
     if args.window:  # once each: they record every release of the window (minutes)
         page = ["nox", "-s", "conformance", "--", "--page", args.page]
         rows.append((f"nox -s conformance -- --page {args.page}, window", timed(page, 1)))
-        rows.append(("nox -s conformance -- --all, window", timed(["nox", "-s", "conformance", "--", "--all"], 1)))
-    if not args.no_docs:
+        if args.window_all:
+            rows.append(("nox -s conformance -- --all, window", timed(["nox", "-s", "conformance", "--", "--all"], 1)))
+    if not (args.no_docs or args.only_nox):
         out = Path(tempfile.mkdtemp())
         sphinx = [sys.executable, "-m", "sphinx", "-W", "-q", "-E", "-b", "html", ".", str(out)]
         rows.append(("docs, clean build", timed(sphinx, 1)))
@@ -100,7 +108,9 @@ def main() -> int:
     for name, seconds in rows:
         print(f"{name:<48} {seconds:8.2f} {seconds / floor:8.2f}")
     times = dict(rows)
-    print(f"compile mode / eager suite: {times['suite, compile mode (--mode compile)'] / times['suite, serial']:.2f}x")
+    if not args.only_nox:
+        compiled, eager = times["suite, compile mode (--mode compile)"], times["suite, serial"]
+        print(f"compile mode / eager suite: {compiled / eager:.2f}x")
     return 0
 
 
