@@ -145,10 +145,11 @@ RUN_TIMES: list[float] = []  # seconds each conformance session of this nox run 
 
 def progress(torch: str) -> str:
     """Where a window run stands before one release: how many are done, the time so far, an estimate of the rest
-    (the mean of the releases that ran something)."""
+    (as long a release as the last one that ran something: later releases compile slower, and 2.0.1 compiles
+    nothing, so a mean of all would say too little)."""
     done, left = len(RUN_TIMES), len(TORCH_WINDOW) - TORCH_WINDOW.index(torch)
     ran = [t for t in RUN_TIMES if t]
-    estimate = f", about {sum(ran) / len(ran) * left / 60:.0f} min left" if ran else ""
+    estimate = f", about {ran[-1] * left / 60:.0f} min left" if ran else ""
     return f"{done} releases done in {sum(RUN_TIMES) / 60:.1f} min{estimate}"
 
 
