@@ -40,7 +40,19 @@ def test_diff_reports_each_change_with_expected_and_observed():
         ("DATA-3", "newly not-applicable"),
     ]
     text = diff.report(changes)
-    assert "DATA-1 [cpu, eager]: expected pass, observed fail" in text and "observed: why DATA-1" in text
+    assert "DATA-1 (MUST) [cpu, eager]: expected pass, observed fail" in text and "observed: why DATA-1" in text
+
+
+def test_diff_reports_contract_changes_apart_from_observations():
+    # A maintainer reading the nightly report acts on a changed promise first: MUST clauses are listed under
+    # "contract changed", the others (VERSION-40: UNSPECIFIED) under "observed detail changed", each once.
+    assert registry.default().clauses["VERSION-40"].level not in diff.CONTRACT_LEVELS
+    old = doc_with({"DATA-1": "pass", "VERSION-40": "pass"})
+    new = doc_with({"DATA-1": "fail", "VERSION-40": "fail"})
+    text = diff.report(diff.compare(old, new))
+    contract, observed = text.split("observed detail changed (1):")
+    assert contract.startswith("contract changed (1):") and "DATA-1 (MUST)" in contract and "VERSION-40" not in contract
+    assert "VERSION-40 (UNSPECIFIED)" in observed and "DATA-1" not in observed
 
 
 def test_diff_of_identical_documents_is_empty():
@@ -457,7 +469,8 @@ def test_a_change_against_the_same_version_is_found_before_it_is_overwritten(
     fake_suite(monkeypatch, tmp_path, lambda t: results.write(whole_doc(fail=(cid,)), t), code=1)
     assert release_check.main(["2.13.0", "--against", "2.13.0"]) == 1
     out = capsys.readouterr().out
-    assert f"{cid} [cpu, eager]: expected pass, observed fail" in out and "results written to" in out
+    level = registry.default().clauses[cid].level
+    assert f"{cid} ({level}) [cpu, eager]: expected pass, observed fail" in out and "results written to" in out
     assert results.load(results_dir / "2.13.0" / "cpu.json")["devices"]["cpu"]["eager"][cid]["outcome"] == "fail"
     results.check_recorded(results_dir)  # what was written passes as a recording
 
@@ -487,7 +500,8 @@ def test_a_partial_run_is_reported_but_not_written(results_dir, tmp_path, monkey
     fake_suite(monkeypatch, tmp_path, partial, code=0)
     assert release_check.main(["2.13.0"]) == 1  # a clause that ran before did not run: a change, never all-clear
     captured = capsys.readouterr()
-    assert f"{cid} [cpu, eager]: expected pass, observed not-run" in captured.out
+    level = registry.default().clauses[cid].level
+    assert f"{cid} ({level}) [cpu, eager]: expected pass, observed not-run" in captured.out
     assert "results not written: a partial run (1 clauses not run" in captured.err
     assert (results_dir / "2.13.0" / "cpu.json").read_bytes() == recorded
 

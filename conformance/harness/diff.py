@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import registry as reg
 from . import results
+
+# What a maintainer acts on first: a change of a clause at one of these levels is a change of what torch promises;
+# at any other level (what torch does today, recorded on purpose, or what varies) it is a change of an observation.
+CONTRACT_LEVELS = ("MUST", "SHOULD", "MAY")
 
 
 @dataclass(frozen=True)
@@ -24,9 +29,12 @@ class Change:
             return "newly passing"
         return f"newly {self.after}"
 
-    def describe(self) -> str:
+    def describe(self, level: str = "") -> str:
         why = f"\n      observed: {self.reasons[0]}" if self.reasons else ""
-        return f"  {self.clause} [{self.device}, {self.mode}]: expected {self.before}, observed {self.after}{why}"
+        level = f" ({level})" if level else ""
+        return (
+            f"  {self.clause}{level} [{self.device}, {self.mode}]: expected {self.before}, observed {self.after}{why}"
+        )
 
 
 def ran(table: dict) -> bool:
@@ -71,11 +79,18 @@ def compare(old: dict, new: dict) -> list[Change]:
 
 
 def report(changes: list[Change]) -> str:
+    """The changes by level, what torch promises first, then what it was observed to do; each by kind of change."""
     if not changes:
         return "no clause changed its outcome"
+    clauses = reg.default().clauses
+    level = {c.clause: clauses[c.clause].level if c.clause in clauses else "no longer in the spec" for c in changes}
+    contract = [c for c in changes if level[c.clause] in CONTRACT_LEVELS]
+    observed = [c for c in changes if c not in contract]
     lines = []
-    for kind in sorted({c.kind for c in changes}):
-        group = [c for c in changes if c.kind == kind]
-        lines.append(f"{kind} ({len(group)}):")
-        lines.extend(c.describe() for c in group)
+    for title, group in (("contract changed", contract), ("observed detail changed", observed)):
+        if group:
+            lines.append(f"{title} ({len(group)}):")
+            for kind in sorted({c.kind for c in group}):
+                lines.append(f"  {kind}:")
+                lines.extend(f"  {c.describe(level[c.clause])}" for c in group if c.kind == kind)
     return "\n".join(lines)
