@@ -55,6 +55,7 @@ ENUMERATED: dict[str, str] = {
         "'each' is the three forms the clause lists (set_(storage), set_(storage, offset, size, stride), "
         "set_()); the test checks the version of each"
     ),
+    "FWAD-2": "the updates of FWAD-1, listed there; the test runs UPDATES, the same fourteen",
 }
 
 # The quantifier word does not range over cases a test would have to enumerate.
