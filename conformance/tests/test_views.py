@@ -598,6 +598,72 @@ def test_no_grad_view_modified_under_no_grad_values(device, spelling, run):
     assert_values(x, AFTER[spelling], f"x after {spelling} on a no_grad view")
 
 
+NO_GRAD_VIEW_MODIFIED = (
+    "A view was created in no_grad mode and its base or another view of its base has been modified inplace with grad "
+    "mode enabled"
+)
+
+
+def _uses(v):
+    """The uses of a view after its update that VIEW-19 and VIEW-20 speak of: name -> function of the view."""
+
+    def grad_fn_under_no_grad(v):
+        with torch.no_grad():
+            return v.grad_fn
+
+    return {
+        "v.grad_fn": lambda: v.grad_fn,
+        "v.grad_fn inside no_grad": lambda: grad_fn_under_no_grad(v),
+        "v.is_leaf": lambda: v.is_leaf,
+        "v * 2": lambda: v * 2,
+        "v.sum().backward()": lambda: v.sum().backward(),
+        "v.grad_fn again": lambda: v.grad_fn,
+    }
+
+
+def _base_unaffected(x):
+    fn = x.grad_fn
+    assert (x * 2).requires_grad and x.grad_fn is fn
+
+
+# > VIEW-19: After the update of VIEW-13 under `torch.no_grad()`, when the base `x` requires grad (a leaf or a
+# > non-leaf), reading `v.grad_fn` (inside `torch.no_grad()` too) or `v.is_leaf`, an operation on it with grad mode
+# > enabled (`v * 2`) and `v.sum().backward()` raise RuntimeError whose message contains "A view was created in
+# > no_grad mode and its base or another view of its base has been modified inplace with grad mode enabled", and
+# > raise it again when repeated. `v.requires_grad` stays True, `v._base` is still `x`, `v * 2` inside
+# > `torch.no_grad()` runs, and `x` is unaffected.
+@pytest.mark.clause("VIEW-19")
+@pytest.mark.parametrize("spelling", NO_GRAD_SPELLINGS)
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+@pytest.mark.compiled_since("2.2", before="VIEW-96")
+def test_no_grad_view_unusable_after_update_under_no_grad(device, spelling, kind, run):
+    x = _base_of(kind, device)
+    with torch.no_grad():
+        v = x[1:]
+    run(_update_under_no_grad, v, spelling, _t(v))
+    for fn in _uses(v).values():
+        with raises(RuntimeError, NO_GRAD_VIEW_MODIFIED):
+            fn()
+    assert (v.requires_grad, v._base is x) == (True, True)
+    with torch.no_grad():
+        assert not (v * 2).requires_grad
+    _base_unaffected(x)
+
+
+# > VIEW-19: When `x` does not require grad, after the update under `torch.no_grad()` or with grad mode enabled, `v`
+# > stays a leaf that does not require grad with no `grad_fn`, and `v * 2` does not require grad.
+@pytest.mark.clause("VIEW-19")
+@pytest.mark.parametrize("spelling", NO_GRAD_SPELLINGS)
+@pytest.mark.parametrize("mode", ["no_grad", "grad mode enabled"])
+def test_no_grad_view_of_plain_tensor_usable_after_update(device, spelling, mode, run):
+    x = _base_of("plain", device)
+    with torch.no_grad():
+        v = x[1:]
+    run(_update_under_no_grad if mode == "no_grad" else _update, v, spelling, _t(v))
+    assert v._version > 0
+    assert (v.is_leaf, v.requires_grad, v.grad_fn, (v * 2).requires_grad) == (True, False, None, False)
+
+
 # > VIEW-96 (compile, until 2.2): on 2.1, the update of VIEW-13 inside a compiled function is refused when the base
 # > requires grad, with the error of VIEW-11, although grad mode is disabled; neither `_version` changes.
 @pytest.mark.clause("VIEW-96")
@@ -725,6 +791,54 @@ def test_multi_output_view_inplace_accepted(device, spelling, op, kind, mode, ru
     outs = MULTI_OUTPUT[op](x)
     run(_multi_update_grad_mode, outs[0], spelling, mode != "no_grad")
     assert x._version > 0 and all(o._version == x._version for o in outs)
+
+
+MULTI_MODIFIED = (
+    "is a view and its base or another view of its base has been modified inplace. "
+    "This view is the output of a function that returns multiple views."
+)
+
+
+# > VIEW-20: After an update of VIEW-17 under `torch.no_grad()` of the first output of one of those functions of `x`
+# > that requires grad (a leaf or a non-leaf), every output of that call can no longer be used with autograd: reading
+# > its `grad_fn` (inside `torch.no_grad()` too) or `is_leaf`, an operation on it with grad mode enabled (`o * 2`)
+# > and `o.sum().backward()` raise RuntimeError whose message starts with "Output K of " (K the index of that
+# > output) and contains "is a view and its base or another view of its base has been modified inplace. This view is
+# > the output of a function that returns multiple views.". `o.requires_grad` stays True, `o * 2` inside
+# > `torch.no_grad()` runs, and `x` is unaffected.
+@pytest.mark.clause("VIEW-20")
+@pytest.mark.parametrize("spelling", MULTI_SPELLINGS)
+@pytest.mark.parametrize("op", list(MULTI_OUTPUT))
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+@BEFORE_2_4_VIEW_95
+def test_multi_output_views_unusable_after_update_under_no_grad(device, spelling, op, kind, run):
+    x = _vector(kind, device)
+    outs = MULTI_OUTPUT[op](x)
+    run(_multi_update_grad_mode, outs[0], spelling, False)
+    for k, o in enumerate(outs):
+        for use, fn in _uses(o).items():
+            with raises(RuntimeError, MULTI_MODIFIED) as info:
+                fn()
+            assert str(info.value).startswith(f"Output {k} of "), f"{use} of output {k}: {info.value}"
+        assert o.requires_grad
+        with torch.no_grad():
+            assert not (o * 2).requires_grad
+    _base_unaffected(x)
+
+
+# > VIEW-20: When `x` does not require grad, after the update under `torch.no_grad()` or with grad mode enabled, every
+# > output stays a leaf that does not require grad with no `grad_fn`.
+@pytest.mark.clause("VIEW-20")
+@pytest.mark.parametrize("spelling", MULTI_SPELLINGS)
+@pytest.mark.parametrize("op", list(MULTI_OUTPUT))
+@pytest.mark.parametrize("mode", ["no_grad", "grad mode enabled"])
+def test_multi_output_views_of_plain_tensor_usable_after_update(device, spelling, op, mode, run):
+    x = _vector("plain", device)
+    outs = MULTI_OUTPUT[op](x)
+    run(_multi_update_grad_mode, outs[0], spelling, mode != "no_grad")
+    assert x._version > 0
+    for o in outs:
+        assert (o.is_leaf, o.requires_grad, o.grad_fn, (o * 2).requires_grad) == (True, False, None, False)
 
 
 # > VIEW-95 (compile, until 2.4): Inside a compiled function, the updates under `torch.no_grad()` that VIEW-6 and
