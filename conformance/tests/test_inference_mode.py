@@ -171,9 +171,9 @@ def test_results_outside_are_normal_tensors(device, op, grad):
 
 # > INFER-41: Outside inference mode (with grad mode enabled or under `torch.no_grad()`), `d = t.detach()` of an
 # > inference tensor `t` is an inference tensor that nonetheless has a version counter: `d._version` reads 0
-# > instead of raising (INFER-5), and every update of the population INPLACE_SPELLINGS except the index
+# > instead of raising (INFER-5), and every update of the population INPLACE_SPELLINGS other than the index
 # > assignments `d[0] = 5` and `d[:] = v` is accepted instead of refused (INFER-9), increases `d._version` and
-# > writes into the memory of `t`.
+# > writes into the memory of `t`. (The two index assignments: INFER-23, INFER-24, INFER-25.)
 @pytest.mark.clause("INFER-41")
 @pytest.mark.compiled_since("2.8", before="INFER-90")  # older releases refuse the update
 @pytest.mark.parametrize("update", DETACH_UPDATES.params())
@@ -199,6 +199,50 @@ def test_compiled_update_of_detached_inference_tensor_raises(device, update, gra
         d = t.detach()
         with raises(RuntimeError, NO_INPLACE):
             run(update, d)
+
+
+DETACH_INDEX_ASSIGNMENTS = {
+    "d[0] = 5": lambda d: d.__setitem__(0, 5.0),
+    "d[:] = v": lambda d: d.__setitem__(slice(None), torch.full_like(d, 0.5)),
+}
+
+
+def _refused_detach_index_assignment(device, spelling, grad):
+    t = inference_tensor(device)
+    with torch.set_grad_enabled(grad == "enabled"):
+        d = t.detach()
+        with raises(RuntimeError, NO_INPLACE):
+            DETACH_INDEX_ASSIGNMENTS[spelling](d)
+        assert d._version == 0
+
+
+# > INFER-23: Outside inference mode (with grad mode enabled or under `torch.no_grad()`), `d[0] = 5` into
+# > `d = t.detach()` of an inference tensor `t` raises RuntimeError whose message contains "Inplace update to
+# > inference tensor outside InferenceMode is not allowed", and `d._version` is still 0.
+@pytest.mark.clause("INFER-23")
+@pytest.mark.parametrize("grad", ["enabled", "no_grad"])
+def test_detach_of_inference_tensor_refuses_index_assignment(device, grad):
+    _refused_detach_index_assignment(device, "d[0] = 5", grad)
+
+
+# > INFER-24 (until 2.9): `d[:] = v` into `d` of INFER-23 is refused likewise: RuntimeError "Inplace update to
+# > inference tensor outside InferenceMode is not allowed", and `d._version` is still 0.
+@pytest.mark.clause("INFER-24")
+@pytest.mark.parametrize("grad", ["enabled", "no_grad"])
+def test_detach_of_inference_tensor_refuses_full_slice_assignment_before_2_9(device, grad):
+    _refused_detach_index_assignment(device, "d[:] = v", grad)
+
+
+# > INFER-25 (since 2.9): `d[:] = v` into `d` of INFER-23 is accepted, as the updates of INFER-41 are: it increases
+# > `d._version` and writes into the memory of `t`.
+@pytest.mark.clause("INFER-25")
+@pytest.mark.parametrize("grad", ["enabled", "no_grad"])
+def test_detach_of_inference_tensor_accepts_full_slice_assignment_since_2_9(device, grad):
+    t = inference_tensor(device)
+    with torch.set_grad_enabled(grad == "enabled"):
+        d = t.detach()
+        DETACH_INDEX_ASSIGNMENTS["d[:] = v"](d)
+    assert (d.is_inference(), d._version > 0, same_storage(d, t)) == (True, True, True)
 
 
 # > INFER-5: Reading `_version` of an inference tensor, inside or outside the mode, raises `RuntimeError`
@@ -468,10 +512,10 @@ def test_contiguous_of_contiguous_inference_tensor_is_itself(device, mode):
         c * x
 
 
-# > INFER-13: Inside inference mode, an in-place update of a normal tensor is accepted and increases its
-# > `_version`, by every spelling of INFER-9 (INPLACE_SPELLINGS): a leaf that requires grad stays a leaf that
-# > requires grad and has no `grad_fn`; a non-leaf keeps the same `grad_fn` object (the update is not recorded);
-# > a tensor that does not require grad stays so; none becomes an inference tensor.
+# > INFER-13: Inside inference mode, an in-place update of a normal tensor that is not a view is accepted and
+# > increases its `_version`, by every spelling of INFER-9 (INPLACE_SPELLINGS): a leaf that requires grad stays a
+# > leaf that requires grad and has no `grad_fn`; a non-leaf (`a * 1`) keeps the same `grad_fn` object (the update
+# > is not recorded); a tensor that does not require grad stays so; none becomes an inference tensor.
 @pytest.mark.clause("INFER-13")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 @pytest.mark.parametrize("kind", ["leaf requiring grad", "non-leaf", "plain"])
@@ -484,6 +528,97 @@ def test_inplace_on_normal_tensor_inside_bumps_version(device, update, kind, run
     assert t._version > before
     assert t.grad_fn is fn
     assert (t.is_inference(), t.requires_grad, t.is_leaf) == (False, kind != "plain", kind != "non-leaf")
+
+
+MULTI_OUTPUT = {"x.split(1)[0]", "x.split([1, 1])[0]", "x.chunk(2)[0]", "x.unbind()[0]"}
+MULTI_OUTPUT_VIEWS = VIEW_OPS.without(
+    *sorted(set(VIEW_OPS.ids()) - MULTI_OUTPUT),
+    name="VIEW_OPS of split, chunk and unbind",
+    description="The views of INFER-22: the first outputs of split, chunk and unbind.",
+)
+REGENERATED_VIEW = "is a view and its base or another view of its base has been modified inplace"
+# An in-place update of `b.expand(3, 2, 2)` itself is refused in every mode (its elements overlap): INFER-21 updates
+# only its base.
+VIEW_TARGETS = [  # the members of VIEW_OPS with one output, each updated through `y` and through `b`
+    pytest.param(fn, target, id=f"{mid}-{target}")
+    for mid, fn in VIEW_OPS.available()
+    if mid not in MULTI_OUTPUT
+    for target in ("y", "b")
+    if (mid, target) != ("x.expand(3, 2, 2)", "y")
+]
+
+
+def _view_of(device, kind):
+    """`(b, y)`, made outside the mode: `b` a (2, 2) leaf that requires grad or the non-leaf `a * 1`, and `y = b[1]`;
+    or the counterexample `b = a * 1` of a 4-element leaf `a`, `y = b[1:3]`."""
+    if kind == "(a * 1)[1:3]":
+        b = torch.tensor([1.0, 2.0, 3.0, 4.0], device=device, requires_grad=True) * 1
+        return b, b[1:3]
+    b = _normal(device, kind)
+    return b, b[1]
+
+
+def _assert_regenerated(y, fn):
+    new = y.grad_fn
+    assert (y.is_inference(), y.requires_grad, y.is_leaf, y._version > 0) == (False, True, False, True)
+    assert (new is fn, type(new).__name__, y.grad_fn is new) == (False, "AsStridedBackward0", True)
+
+
+# > INFER-21: Inside inference mode, an in-place update of a view `y` that has a `grad_fn`, made outside the mode with
+# > grad mode enabled by an operation of VIEW_OPS with one output from a tensor `b` that requires grad (a leaf or a
+# > non-leaf; for instance `(a * 1)[1:3]`), or of its base `b` (every spelling of INPLACE_SPELLINGS on `y = b[1]` or
+# > on `b`; `y.add_(1)` or `b.add_(1)` for every such operation), is accepted; afterwards `y` is still a normal
+# > non-leaf that requires grad and `y._version` has increased, but `y.grad_fn` is a new node object of class
+# > `AsStridedBackward0`, not the node it had before; later reads return the new object.
+@pytest.mark.clause("INFER-21")
+@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
+@pytest.mark.parametrize(
+    "kind, target",
+    [("non-leaf", "y"), ("non-leaf", "b"), ("leaf", "y"), ("leaf", "b"), ("(a * 1)[1:3]", "y")],
+)
+def test_inplace_on_view_inside_regenerates_grad_fn(device, update, kind, target):
+    b, y = _view_of(device, kind)
+    fn = y.grad_fn
+    assert (fn is not None, y._is_view(), y.is_leaf) == (True, True, False)
+    with torch.inference_mode():  # eager only: INFER-21 is about eager mode
+        update(y if target == "y" else b)
+    _assert_regenerated(y, fn)
+
+
+def _add_one(t):
+    t.add_(1)
+
+
+@pytest.mark.clause("INFER-21")
+@pytest.mark.parametrize("view, target", VIEW_TARGETS)
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_inplace_on_views_inside_regenerates_grad_fn(device, view, target, kind):
+    b = _normal(device, kind)
+    y = view(b)
+    fn = y.grad_fn
+    assert (fn is not None, y._is_view(), y.is_leaf) == (True, True, False)
+    with torch.inference_mode():
+        _add_one(y if target == "y" else b)
+    _assert_regenerated(y, fn)
+
+
+# > INFER-22: For a view `y` that is the first output of `b.split(1)`, `b.split([1, 1])`, `b.chunk(2)` or
+# > `b.unbind()` (made outside the mode with grad mode enabled, from a tensor `b` that requires grad, a leaf or a
+# > non-leaf), `y.add_(1)` or `b.add_(1)` inside inference mode is accepted, but reading `y.grad_fn` afterwards raises
+# > RuntimeError whose message contains "is a view and its base or another view of its base has been modified
+# > inplace".
+@pytest.mark.clause("INFER-22")
+@pytest.mark.parametrize("view", MULTI_OUTPUT_VIEWS.params())
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+@pytest.mark.parametrize("target", ["y", "b"])
+def test_inplace_on_multi_output_view_inside_then_grad_fn_raises(device, view, kind, target):
+    b = _normal(device, kind)
+    y = view(b)
+    assert y.grad_fn is not None
+    with torch.inference_mode():
+        _add_one(y if target == "y" else b)
+    with raises(RuntimeError, REGENERATED_VIEW):
+        y.grad_fn  # noqa: B018 - reading it is the operation
 
 
 # > INFER-17: The values of a tensor after an update of INFER-10 or INFER-13 are the result of the operation.

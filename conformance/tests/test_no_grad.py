@@ -217,8 +217,9 @@ def test_in_place_inside_on_saved_tensor_raises(device, update, run):
         y.backward()
 
 
-# > NOGRAD-8: With grad mode disabled, an in-place update of a non-leaf `y` that requires grad raises no
-# > error, increments `y._version`, and leaves `y` a non-leaf that requires grad with the same `grad_fn`.
+# > NOGRAD-8: With grad mode disabled, each of the nine updates of NOGRAD-4 applied to a non-leaf `y` that requires
+# > grad and is not a view (`y = a * 1`) raises no error, increments `y._version`, and leaves `y` a non-leaf that
+# > requires grad with the same `grad_fn` object.
 @pytest.mark.clause("NOGRAD-8")
 @pytest.mark.parametrize("spelling", list(UPDATES))
 @pytest.mark.compiled_since("2.4", before="NOGRAD-92")  # the grad_fn is replaced
@@ -228,6 +229,91 @@ def test_in_place_on_non_leaf_inside(device, spelling, run):
     run(_no_grad_update(spelling), y)
     assert (y.requires_grad, y.is_leaf, y.grad_fn is fn) == (True, False, True)
     assert y._version > 0
+
+
+MULTI_OUTPUT = {"x.split(1)[0]", "x.split([1, 1])[0]", "x.chunk(2)[0]", "x.unbind()[0]"}
+MULTI_OUTPUT_VIEWS = VIEW_OPS.without(
+    *sorted(set(VIEW_OPS.ids()) - MULTI_OUTPUT),
+    name="VIEW_OPS of split, chunk and unbind",
+    description="The views of NOGRAD-19: the first outputs of split, chunk and unbind.",
+)
+REGENERATED_VIEW = "is a view and its base or another view of its base has been modified inplace"
+# An in-place update of `b.expand(3, 2, 2)` itself is refused in every mode (its elements overlap): NOGRAD-18 updates
+# only its base.
+VIEW_TARGETS = [  # the members of VIEW_OPS with one output, each updated through `y` and through `b`
+    pytest.param(fn, target, id=f"{mid}-{target}")
+    for mid, fn in VIEW_OPS.available()
+    if mid not in MULTI_OUTPUT
+    for target in ("y", "b")
+    if (mid, target) != ("x.expand(3, 2, 2)", "y")
+]
+
+
+def _view_of(device, kind):
+    """`(b, y)`: `b` a (2, 2) leaf that requires grad or the non-leaf `a * 1`, and `y = b[1]`, made with grad mode
+    enabled; or the counterexample `b = a * 1` of a 4-element leaf `a`, `y = b[1:3]`."""
+    if kind == "(a * 1)[1:3]":
+        b = torch.tensor([1.0, 2.0, 3.0, 4.0], device=device, requires_grad=True) * 1
+        return b, b[1:3]
+    b = _base(device, kind)
+    return b, b[1]
+
+
+# > NOGRAD-18: Let `y` be a view that has a `grad_fn`, made with grad mode enabled by an operation of VIEW_OPS with one
+# > output from a tensor `b` that requires grad, a leaf or a non-leaf, for instance `(a * 1)[1:3]`. With grad mode
+# > disabled, after an in-place update of `y` or of `b` (each of the nine updates of NOGRAD-4 on `y = b[1]` or on `b`),
+# > `y` is still a non-leaf that requires grad and `y._version` has increased, but `y.grad_fn` is a new node object
+# > of class `AsStridedBackward0`, not the node it had before the update; later reads return that new object.
+@pytest.mark.clause("NOGRAD-18")
+@pytest.mark.parametrize("spelling", list(UPDATES))
+@pytest.mark.parametrize(
+    "kind, target",
+    [("non-leaf", "y"), ("non-leaf", "b"), ("leaf", "y"), ("leaf", "b"), ("(a * 1)[1:3]", "y")],
+)
+def test_in_place_on_view_inside_regenerates_grad_fn(device, spelling, kind, target):
+    b, y = _view_of(device, kind)
+    fn = y.grad_fn
+    assert (fn is not None, y._is_view(), y.is_leaf) == (True, True, False)
+    _no_grad_update(spelling)(y if target == "y" else b)  # eager only: NOGRAD-18 is about eager mode
+    new = y.grad_fn
+    assert (y.requires_grad, y.is_leaf, y._version > 0) == (True, False, True)
+    assert (new is fn, type(new).__name__, y.grad_fn is new) == (False, "AsStridedBackward0", True)
+
+
+def _add_one_under_no_grad(t):
+    with torch.no_grad():
+        t.add_(1)
+
+
+@pytest.mark.clause("NOGRAD-18")
+@pytest.mark.parametrize("view, target", VIEW_TARGETS)
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+def test_in_place_on_views_inside_regenerates_grad_fn(device, view, target, kind):
+    b = _base(device, kind)
+    y = view(b)
+    fn = y.grad_fn
+    assert (fn is not None, y._is_view(), y.is_leaf) == (True, True, False)
+    _add_one_under_no_grad(y if target == "y" else b)
+    new = y.grad_fn
+    assert (y.requires_grad, y.is_leaf, y._version > 0) == (True, False, True)
+    assert (new is fn, type(new).__name__, y.grad_fn is new) == (False, "AsStridedBackward0", True)
+
+
+# > NOGRAD-19: For a view `y` that is the first output of `b.split(1)`, `b.split([1, 1])`, `b.chunk(2)` or
+# > `b.unbind()` (made with grad mode enabled, from a tensor `b` that requires grad, a leaf or a non-leaf), `y.add_(1)`
+# > or `b.add_(1)` with grad mode disabled raises no error, but reading `y.grad_fn` afterwards raises RuntimeError
+# > whose message contains "is a view and its base or another view of its base has been modified inplace".
+@pytest.mark.clause("NOGRAD-19")
+@pytest.mark.parametrize("view", MULTI_OUTPUT_VIEWS.params())
+@pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
+@pytest.mark.parametrize("target", ["y", "b"])
+def test_in_place_on_multi_output_view_inside_then_grad_fn_raises(device, view, kind, target):
+    b = _base(device, kind)
+    y = view(b)
+    assert y.grad_fn is not None
+    _add_one_under_no_grad(y if target == "y" else b)
+    with raises(RuntimeError, REGENERATED_VIEW):
+        y.grad_fn  # noqa: B018 - reading it is the operation
 
 
 # > NOGRAD-92 (compile, until 2.4): compiled, the update of NOGRAD-8 raises no error and increases `y._version`, `y`

@@ -114,6 +114,54 @@ def contiguous_always_copies():
     torch.Tensor.contiguous = patched
 
 
+_GRAD_FN = torch._C.TensorBase.grad_fn
+
+
+def grad_fn_never_regenerated():
+    """`y.grad_fn` returns the node first read from `y`: a view updated in place keeps its node (the claim INFER-13 and
+    NOGRAD-8 made of every non-leaf), and a modified output of split/chunk/unbind reads it without raising."""
+
+    def grad_fn(self):
+        if "_first_grad_fn" not in self.__dict__:
+            self.__dict__["_first_grad_fn"] = _GRAD_FN.__get__(self)
+        return self.__dict__["_first_grad_fn"]
+
+    torch.Tensor.grad_fn = property(grad_fn)
+
+
+_SETITEM = torch.Tensor.__setitem__
+
+
+def index_assignment_into_detached_inference_tensor_accepted():
+    """`d[i] = v` into an inference tensor that has a version counter (`t.detach()`) runs as if inside inference
+    mode: accepted, like the other updates of INFER-41."""
+
+    def setitem(self, index, value):
+        if self.is_inference() and not torch.is_inference_mode_enabled():
+            try:
+                self._version  # noqa: B018 - raises for an inference tensor without a version counter
+            except RuntimeError:
+                return _SETITEM(self, index, value)
+            with torch.inference_mode():
+                return _SETITEM(self, index, value)
+        return _SETITEM(self, index, value)
+
+    torch.Tensor.__setitem__ = setitem
+
+
+def full_slice_assignment_through_a_view():
+    """`x[:] = v` writes through the view `x[:]` (as before torch 2.9): into `t.detach()` of an inference tensor, it
+    is refused."""
+
+    def setitem(self, index, value):
+        if isinstance(index, slice) and index == slice(None):
+            self[index].copy_(value)
+            return None
+        return _SETITEM(self, index, value)
+
+    torch.Tensor.__setitem__ = setitem
+
+
 CASES = [
     ("views_inside_are_inference_copies", "test_inference_mode.py", {"INFER-3", "INFER-40"}),
     ("no_grad_results_are_inference_tensors", "test_inference_mode.py", {"INFER-4"}),
@@ -126,4 +174,8 @@ CASES = [
     ("clone_keeps_inference", "test_inference_mode.py", {"INFER-12"}),
     ("contiguous_always_copies", "test_inference_mode.py", {"INFER-42"}),
     ("inplace_inside_skips_version_bump", "test_inference_mode.py", {"INFER-13", "INFER-14"}),
+    ("grad_fn_never_regenerated", "test_inference_mode.py", {"INFER-21", "INFER-22"}),
+    ("index_assignment_into_detached_inference_tensor_accepted", "test_inference_mode.py", {"INFER-23"}),
+    # on torch from 2.9 (the tests' torch); before, INFER-24 holds already and no test fails
+    ("full_slice_assignment_through_a_view", "test_inference_mode.py", {"INFER-25"}),
 ]

@@ -4,6 +4,8 @@ import functools
 
 import torch
 
+from tests.sabotage.inference_mode import grad_fn_never_regenerated  # noqa: F401 - a case of this page too
+
 
 def no_grad_does_nothing():
     """`torch.no_grad` as a context manager and decorator that leaves grad mode alone."""
@@ -105,4 +107,5 @@ CASES = [
     ("no_grad_does_nothing", "test_no_grad.py", {"NOGRAD-1", "NOGRAD-2", "NOGRAD-4", "NOGRAD-7", "NOGRAD-10"}),
     ("no_grad_does_not_restore", "test_no_grad.py", {"NOGRAD-1", "NOGRAD-10"}),
     ("set_grad_enabled_decorator_keeps_mode", "test_no_grad.py", {"NOGRAD-13"}),
+    ("grad_fn_never_regenerated", "test_no_grad.py", {"NOGRAD-18", "NOGRAD-19"}),
 ]
