@@ -14,7 +14,10 @@ from conformance.harness.populations import (
     INPLACE_SPELLINGS,
     SAVES_INPUT,
     SAVES_OUTPUT,
+    _index,
     _iop,
+    _mask,
+    _setitem,
     check_each,
 )
 
@@ -188,9 +191,9 @@ def test_inplace_on_tensor_not_requiring_grad(device, spelling, run):
     assert x._version > 0
 
 
-# > INPLACE-8: On a non-leaf that requires grad, every member of the population INPLACE_RECORDED is accepted with
-# > grad mode enabled. It returns the tensor itself, which stays a non-leaf that requires grad; its `grad_fn` is
-# > replaced by a new node; `_version` increases.
+# > INPLACE-8: On a non-leaf that requires grad and is not a view, every member of the population INPLACE_RECORDED
+# > is accepted with grad mode enabled. It returns the tensor itself, which stays a non-leaf that requires grad; its
+# > `grad_fn` is replaced by a new node; `_version` increases.
 def _recorded_on_non_leaf(device, spelling, run):
     x = make_leaf(device).clone()
     old = x.grad_fn
@@ -252,6 +255,53 @@ def test_inplace_on_non_leaf_gradient(device, spelling, run):
     run(METHODS[spelling][0], x)
     x.sum().backward()
     assert_values(a.grad, METHODS[spelling][3], f"a.grad through {spelling}")
+
+
+def _view_of_non_leaf(device, values):
+    """(a, x, y): `a` a leaf that requires grad holding `values`, `x = a * 1`, `y = x[1:-1]` (a view of x)."""
+    a = torch.tensor(list(values), device=device, requires_grad=True)
+    x = a * 1
+    return a, x, x[1:-1]
+
+
+def _recorded_on_view_of_non_leaf(device, update, values, run):
+    a, x, y = _view_of_non_leaf(device, values)
+    result = run(update, y)
+    assert result is y
+    assert (y.is_leaf, y.requires_grad, y._is_view(), y._base is x) == (False, True, True, True)
+    assert (type(x.grad_fn).__name__, type(y.grad_fn).__name__) == ("CopySlices", "AsStridedBackward0")
+    assert y.grad_fn.next_functions[0][0] is x.grad_fn
+    assert x._version == y._version > 0
+
+
+# > INPLACE-21: On a view of a non-leaf that requires grad (`y = x[1:-1]` of `x = a * 1`), every member of
+# > INPLACE_RECORDED is accepted with grad mode enabled, and the operation is recorded in the graph of the base, not
+# > as the view's `grad_fn`: it returns `y` itself, which stays a non-leaf view of `x` that requires grad; the
+# > `grad_fn` of `x` is replaced by a node of type `CopySlices`, that of `y` by a node of type `AsStridedBackward0`
+# > whose first input is that `CopySlices` node, also for the spellings of INPLACE-1; the `_version` of `x` and of
+# > `y` increase.
+@pytest.mark.clause("INPLACE-21")
+@pytest.mark.parametrize("spelling", INPLACE_RECORDED.params())
+def test_recorded_inplace_on_view_of_non_leaf(device, spelling, run):
+    _recorded_on_view_of_non_leaf(device, spelling, (9.0, 1.0, 2.0, 9.0), run)
+
+
+@pytest.mark.clause("INPLACE-21")
+@pytest.mark.parametrize("spelling", list(METHODS))
+def test_inplace_on_view_of_non_leaf_records_no_node_of_the_operation(device, spelling, run):
+    _recorded_on_view_of_non_leaf(device, METHODS[spelling][0], (9.0, 1.0, 2.0, 3.0, 9.0), run)
+
+
+# > INPLACE-22: Gradients flow through such an update of a view to the base's leaf: for `a = [9, 1, 2, 3, 9]`,
+# > `x = a * 1` and `y = x[1:-1]`, the gradient of `x.sum()` with respect to `a` is 1 where the view does not reach
+# > and, where it does, the gradient that INPLACE-9 gives for that spelling.
+@pytest.mark.clause("INPLACE-22")
+@pytest.mark.parametrize("spelling", list(METHODS))
+def test_inplace_on_view_of_non_leaf_gradient(device, spelling, run):
+    a, x, y = _view_of_non_leaf(device, (9.0, 1.0, 2.0, 3.0, 9.0))
+    run(METHODS[spelling][0], y)
+    x.sum().backward()
+    assert_values(a.grad, [1.0, *METHODS[spelling][3], 1.0], f"a.grad through {spelling} of x[1:-1]")
 
 
 # > INPLACE-10: Each in-place operation of the population INPLACE_SPELLINGS increases the tensor's `_version`,
@@ -426,9 +476,10 @@ def test_backward_error_under_anomaly_mode(device, manager, run):
     assert any(w.category is UserWarning and "Error detected in MulBackward0" in str(w.message) for w in caught)
 
 
-# > INPLACE-16: An in-place operation does not make a tensor require grad: after an update by any member of
-# > INPLACE_SPELLINGS of a tensor that does not require grad, `x.sum().backward()` raises RuntimeError "element 0
-# > of tensors does not require grad and does not have a grad_fn".
+# > INPLACE-16: An in-place operation whose operands do not require grad does not make a tensor require grad:
+# > after an update by any member of INPLACE_SPELLINGS (its operands `v`, `m` and `i` do not require grad) of a
+# > tensor that does not require grad, `x.sum().backward()` raises RuntimeError "element 0 of tensors does not
+# > require grad and does not have a grad_fn".
 @pytest.mark.clause("INPLACE-16")
 @pytest.mark.parametrize("spelling", INPLACE_SPELLINGS.params())
 def test_inplace_does_not_make_tensor_require_grad(device, spelling, run):
@@ -436,6 +487,82 @@ def test_inplace_does_not_make_tensor_require_grad(device, spelling, run):
     run(spelling, x)
     with raises(RuntimeError, "element 0 of tensors does not require grad and does not have a grad_fn"):
         x.sum().backward()
+
+
+# The updates of INPLACE-23 by an operand `w` that requires grad: the members of INPLACE_SPELLINGS that take a tensor
+# operand `v` (with `w` in its place), then other spellings; `w[0]` is a 0-dim operand.
+OPERAND_UPDATES = {
+    "t.addcmul_(w, w)": lambda t, w: t.addcmul_(w, w),
+    "t.lerp_(w, 0.5)": lambda t, w: t.lerp_(w, 0.5),
+    "t.copy_(w)": lambda t, w: t.copy_(w),
+    "t[:] = w": lambda t, w: _setitem(t, slice(None), w),
+    "t.add_(w)": lambda t, w: t.add_(w),
+    "t.sub_(w)": lambda t, w: t.sub_(w),
+    "t.mul_(w)": lambda t, w: t.mul_(w),
+    "t.div_(w)": lambda t, w: t.div_(w),
+    "t += w": lambda t, w: _iop(t, "+=", w),
+    "t *= w": lambda t, w: _iop(t, "*=", w),
+    "t.pow_(w)": lambda t, w: t.pow_(w),
+    "t.clamp_(w, w)": lambda t, w: t.clamp_(w, w),
+    "t[0] = w[0]": lambda t, w: _setitem(t, 0, w[0]),
+    "t[[0]] = w[0]": lambda t, w: _setitem(t, [0], w[0]),
+    "t.fill_(w[0])": lambda t, w: t.fill_(w[0]),
+    "t.masked_fill_(m, w[0])": lambda t, w: t.masked_fill_(_mask(t), w[0]),
+    "t.index_fill_(0, i, w[0])": lambda t, w: t.index_fill_(0, _index(t), w[0]),
+}
+
+
+# > INPLACE-23: With grad mode enabled, an in-place update of a tensor `t` that does not require grad (a leaf) by an
+# > operation whose other operand `w` requires grad makes `t` a non-leaf that requires grad: `t.is_leaf` is False,
+# > `t.requires_grad` True, `t.grad_fn` is not None, `t._version` increases, a method returns `t` itself, and
+# > `t.sum().backward()` gives `w` a gradient (but on `meta` after `t.index_fill_(0, i, w[0])`, where it raises
+# > NotImplementedError whose message contains "aten::_unique").
+@pytest.mark.clause("INPLACE-23")
+@pytest.mark.parametrize("spelling", list(OPERAND_UPDATES))
+def test_inplace_with_operand_requiring_grad_makes_tensor_require_grad(device, spelling, run):
+    t = torch.tensor([1.0, 2.0], device=device)
+    w = torch.full((2,), 0.5, device=device, requires_grad=True)
+    result = run(OPERAND_UPDATES[spelling], t, w)
+    assert result is t
+    assert (t.is_leaf, t.requires_grad) == (False, True)
+    assert t.grad_fn is not None and t._version > 0
+    if device == "meta" and spelling == "t.index_fill_(0, i, w[0])":
+        with raises(NotImplementedError, "aten::_unique"):
+            t.sum().backward()
+        return
+    t.sum().backward()
+    assert w.grad is not None
+
+
+# > INPLACE-23: So do the members of INPLACE_SPELLINGS that take a tensor operand, with `w` in place of `v`: run as
+# > the population spells them, with the operand `v` (`_v` of harness/populations.py) made to require grad.
+@pytest.mark.clause("INPLACE-23")
+@pytest.mark.parametrize("spelling", [p for p in INPLACE_SPELLINGS.params() if re.search(r"\bv\b", p.id)])
+def test_population_members_with_operand_requiring_grad(device, spelling, run, monkeypatch):
+    from conformance.harness import populations
+
+    operands = []
+
+    def operand_requiring_grad(t):
+        operands.append(torch.full_like(t.detach(), 0.5).requires_grad_())
+        return operands[-1]
+
+    monkeypatch.setattr(populations, "_v", operand_requiring_grad)
+    t = torch.tensor([1.0, 2.0], device=device)
+    assert run(spelling, t) is t
+    assert operands, "the member took no operand v"
+    assert (t.is_leaf, t.requires_grad, t.grad_fn is not None, t._version > 0) == (False, True, True, True)
+    t.sum().backward()
+    assert all(w.grad is not None for w in operands)
+
+
+# The counterexample to the wording of INPLACE-16 before it was scoped to operands that do not require grad.
+@pytest.mark.clause("INPLACE-23")
+def test_addcmul_with_operand_requiring_grad_then_backward_runs(device, run):
+    v = torch.ones(2, device=device, requires_grad=True)
+    x = run(lambda x, v: x.addcmul_(v, v), torch.zeros(2, device=device), v)
+    x.sum().backward()
+    assert (x.requires_grad, v.grad is not None) == (True, True)
 
 
 # > INPLACE-17: After an in-place update of a leaf under `torch.no_grad()`, operations recorded afterwards are
