@@ -1,5 +1,9 @@
 """Conformance tests for spec/copy.md (`x.copy_(src)`)."""
 
+import ast
+import json
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -80,16 +84,47 @@ def test_copy_under_no_grad_values(device, source, run):
     assert_values(x.grad, [2 * v for v in expected], "x.grad = 2 * new x")
 
 
-# > COPY-5: `y.copy_(src)` on a non-leaf `y` that requires grad raises no error, bumps `y._version` by 1, and
-# > gives `y` the `grad_fn` `CopyBackwards`; `y` stays a non-leaf that requires grad.
+# > COPY-5: `y.copy_(src)` on a non-leaf `y` that requires grad and is not a view (`y = a * 2`) raises no error,
+# > returns `y`, bumps `y._version` by 1, and gives `y` the `grad_fn` `CopyBackwards`; `y` stays a non-leaf that
+# > requires grad. This holds whether `src` requires grad or not.
 @pytest.mark.clause("COPY-5")
 @pytest.mark.parametrize("src_requires_grad", [True, False])
 def test_copy_into_non_leaf(device, src_requires_grad, run):
     a = leaf(device)
     y = a * 2
+    assert not y._is_view()
     src = torch.tensor([3.0, 4.0], device=device, requires_grad=src_requires_grad)
     assert run(copy, y, src) is y
     assert (y._version, y.requires_grad, y.is_leaf, type(y.grad_fn).__name__) == (1, True, False, "CopyBackwards")
+
+
+VIEWS_OF_NON_LEAF = {
+    "b[1:3]": lambda b: b[1:3],
+    "b.view(2, 2)": lambda b: b.view(2, 2),
+    "b.view(2, 2).t()": lambda b: b.view(2, 2).t(),
+    "b[0]": lambda b: b[0],
+    "b.view(2, 2).diagonal()": lambda b: b.view(2, 2).diagonal(),
+}
+
+
+# > COPY-18: `y.copy_(src)` on a non-leaf view `y` that requires grad (with grad mode on), a view of `b = a * 1`
+# > (`a` a leaf that requires grad) taken by `b[1:3]`, `b.view(2, 2)`, `b.view(2, 2).t()`, `b[0]` or
+# > `b.view(2, 2).diagonal()`, raises no error and returns `y`; `y`'s `grad_fn` becomes `AsStridedBackward0`
+# > (not `CopyBackwards`, nor the node of its view operation such as `SliceBackward0`), `b`'s `grad_fn` becomes
+# > `CopySlices`, and `y._version` and `b._version` both go from 0 to 1; `y` stays a non-leaf that requires grad.
+# > This holds whether `src` requires grad or not.
+@pytest.mark.clause("COPY-18")
+@pytest.mark.parametrize("src_requires_grad", [True, False])
+@pytest.mark.parametrize("view", list(VIEWS_OF_NON_LEAF))
+def test_copy_into_non_leaf_view(device, view, src_requires_grad, run):
+    a = torch.tensor([1.0, 2.0, 3.0, 4.0], device=device, requires_grad=True)
+    b = a * 1
+    y = VIEWS_OF_NON_LEAF[view](b)
+    assert y._is_view() and (y._version, b._version) == (0, 0)
+    src = torch.full(y.shape, 9.0, device=device, requires_grad=src_requires_grad)
+    assert run(copy, y, src) is y
+    assert (type(y.grad_fn).__name__, type(b.grad_fn).__name__) == ("AsStridedBackward0", "CopySlices")
+    assert (y._version, b._version, y.requires_grad, y.is_leaf) == (1, 1, True, False)
 
 
 # > COPY-6: Backward through that `y` sends the gradient of `y` to `src` (when `src` requires grad) and a
@@ -250,22 +285,148 @@ def test_copy_converts_values(device, x_dtype, src, expected, run):
     assert_values(x, expected, f"{x_dtype} after copy_({src})")
 
 
-@pytest.mark.parametrize("warns", by_mode("COPY-13", "COPY-95", True, False))
-def test_copy_complex_into_real_warns(device, warns, run):
-    # > COPY-13: Copying a complex `src` into a real `x` keeps the real part and emits a UserWarning whose
-    # > message contains "Casting complex values to real discards the imaginary part".
-    x = torch.zeros(2, device=device)
-    always = torch.is_warn_always_enabled()
-    torch.set_warn_always(True)  # the warning is TORCH_WARN_ONCE: an earlier test (or trace) may have used it up
+# The real destinations of COPY-13: floating point and integer (bool is COPY-19 / COPY-20).
+REAL_DTYPES = [
+    torch.float16,
+    torch.bfloat16,
+    torch.float32,
+    torch.float64,
+    torch.int64,
+    torch.int32,
+    torch.uint8,
+    torch.int8,
+]
+
+
+def _copy_complex_warnings(device, dtype, src, run=None, always=False):
+    """Copy the complex `src` into a zero tensor of `dtype` (through `run`, else eagerly); return it and the number of
+    "Casting complex values to real" UserWarnings, with `torch.set_warn_always(always)` during the copy."""
+    x, src = torch.zeros(len(src), device=device, dtype=dtype), torch.tensor(src, device=device)
+    before = torch.is_warn_always_enabled()
+    torch.set_warn_always(always)  # set back below: the harness checks that a test leaves it as it found it
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            run(copy, x, torch.tensor([1 + 2j, 3 - 1j], device=device))
+            if run is None:
+                copy(x, src)
+            else:
+                run(copy, x, src)
     finally:
-        torch.set_warn_always(always)
-    seen = any(issubclass(w.category, UserWarning) and COMPLEX_TO_REAL in str(w.message) for w in caught)
-    assert seen == warns, f"UserWarning {COMPLEX_TO_REAL!r}: expected {warns}, observed {seen}"
-    assert_values(x, [1.0, 3.0], "real part")
+        torch.set_warn_always(before)
+    return x, sum(issubclass(w.category, UserWarning) and COMPLEX_TO_REAL in str(w.message) for w in caught)
+
+
+# > COPY-13: Copying a complex `src` into an `x` of a real floating-point dtype (float16, bfloat16, float32, float64)
+# > or an integer dtype (int64, int32, uint8, int8) keeps the real part ... and emits a UserWarning whose message
+# > contains "Casting complex values to real discards the imaginary part" ... While `torch.set_warn_always(True)` is
+# > on, the warning is emitted again at the second copy and later ones too.
+# > COPY-95 (compile, until 2.15): compiled, the same copy keeps the real part and emits no warning, also with
+# > `torch.set_warn_always(True)` on.
+@pytest.mark.parametrize("warnings_per_copy", by_mode("COPY-13", "COPY-95", 1, 0))
+@pytest.mark.parametrize("dtype", REAL_DTYPES, ids=str)
+def test_copy_complex_into_real_warns(device, dtype, warnings_per_copy, run):
+    for _ in range(2):
+        x, seen = _copy_complex_warnings(device, dtype, [1 + 2j, 3 - 1j], run, always=True)
+        assert seen == warnings_per_copy, f"{COMPLEX_TO_REAL!r}: expected {warnings_per_copy}, observed {seen}"
+        assert x.dtype == dtype
+        assert_values(x, [1, 3], "real part")
+
+
+# > COPY-13: ... the warning is TORCH_WARN_ONCE, a single one for all these dtypes together: the first such copy in
+# > a process warns, and later ones, into the same dtype or another of them, emit no warning ...
+@pytest.mark.clause("COPY-13")
+@pytest.mark.parametrize("dtype", REAL_DTYPES, ids=str)
+def test_copy_complex_into_real_warns_at_most_once(device, dtype):
+    # In this process an earlier copy (another test, a trace) may have used the warning up: the first copy here may
+    # warn or not; after it, none does (the fresh process of the next test sees the first warning).
+    _copy_complex_warnings(device, dtype, [1 + 2j, 3 - 1j])
+    for other in (dtype, torch.float32, torch.int64):
+        x, seen = _copy_complex_warnings(device, other, [1 + 2j, 3 - 1j])
+        assert seen == 0, f"a later copy into {other} emitted {seen} warning(s) {COMPLEX_TO_REAL!r}"
+        assert_values(x, [1, 3], "real part")
+
+
+# TORCH_WARN_ONCE's flag belongs to the process, and this one's may be used up: the counts come from a new Python
+# process that imports torch and then forks once per sequence of copies, so that each sequence starts with the
+# warning unused. It prints, for each sequence of dtype names, the number of warnings each copy emitted.
+FRESH_PROCESS = """
+import json, os, sys, warnings
+import torch
+
+device, sequences, message = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+
+
+def counts(names):
+    out = []
+    for name in names:
+        x = torch.zeros(2, dtype=getattr(torch, name), device=device)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            x.copy_(torch.tensor([1 + 2j, 3 - 1j], device=device))
+        out.append(sum(message in str(w.message) for w in caught))
+    return out
+
+
+result = []
+for names in sequences:
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        os.write(write, json.dumps(counts(names)).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        result.append(json.loads(pipe.read()))
+    os.waitpid(pid, 0)
+print(json.dumps(result))
+"""
+
+
+def _warnings_in_fresh_processes(device, sequences):
+    names = [[str(dtype).removeprefix("torch.") for dtype in seq] for seq in sequences]
+    done = subprocess.run(
+        [sys.executable, "-c", FRESH_PROCESS, device, json.dumps(names), COMPLEX_TO_REAL],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return ast.literal_eval(done.stdout.strip().splitlines()[-1])
+
+
+# > COPY-13: ... the first such copy in a process warns, and later ones, into the same dtype or another of them, emit
+# > no warning ...
+@pytest.mark.clause("COPY-13")
+def test_copy_complex_into_real_warns_once_per_process(device):
+    sequences = [[dtype, dtype, torch.int64 if dtype.is_floating_point else torch.float32] for dtype in REAL_DTYPES]
+    assert _warnings_in_fresh_processes(device, sequences) == [[1, 0, 0]] * len(REAL_DTYPES)
+
+
+# > COPY-19 (since 2.4): Copying a complex `src` into a bool `x` gives True where the complex value is nonzero (its
+# > real or its imaginary part is nonzero): `[2j, 0j, 0.5+0j]` gives `[True, False, True]`. It emits no "Casting
+# > complex values to real discards the imaginary part" warning, also with `torch.set_warn_always(True)` on, and it
+# > does not use up the warning of COPY-13: a copy into float32 after it, in a new process, still warns.
+@pytest.mark.clause("COPY-19")
+def test_copy_complex_into_bool_tests_nonzero(device):
+    for always in (True, False):
+        x, seen = _copy_complex_warnings(device, torch.bool, [2j, 0j, 0.5 + 0j], always=always)
+        assert seen == 0, f"copy into bool (set_warn_always({always})) emitted {seen} warning(s)"
+        assert_values(x, [True, False, True], "bool of [2j, 0j, 0.5+0j]")
+    assert _warnings_in_fresh_processes(device, [[torch.bool, torch.bool, torch.float32]]) == [[0, 0, 1]]
+
+
+# > COPY-20 (until 2.4): Copying a complex `src` into a bool `x` keeps the truth of the real part only: `[2j, 0j,
+# > 0.5+0j]` gives `[False, False, True]`; it warns as in COPY-13: the same single warning, which a copy into bool and
+# > one into a dtype of COPY-13 use up together, emitted again while `torch.set_warn_always(True)` is on.
+@pytest.mark.clause("COPY-20")
+def test_copy_complex_into_bool_keeps_real_part(device):
+    for _ in range(2):
+        x, seen = _copy_complex_warnings(device, torch.bool, [2j, 0j, 0.5 + 0j], always=True)
+        assert seen == 1, f"copy into bool under set_warn_always(True) emitted {seen} warning(s)"
+        assert_values(x, [False, False, True], "bool of the real parts of [2j, 0j, 0.5+0j]")
+    sequences = [[torch.bool, torch.bool, torch.float32], [torch.float32, torch.bool]]
+    assert _warnings_in_fresh_processes(device, sequences) == [[1, 0, 0], [1, 0]]
 
 
 # > COPY-14: The gradient that reaches `src` through `y.copy_(src)` has the dtype of `src`, while `y` keeps
