@@ -9,6 +9,7 @@ from conformance.harness.checks import NO_GRAD_FN, assert_values, raises, same_s
 from conformance.harness.populations import FACTORIES
 
 NOT_SCALAR = "grad can be implicitly created only for scalar outputs"
+NOT_REAL_SCALAR = "grad can be implicitly created only for real scalar outputs"
 NON_LEAF_GRAD = "is not a leaf Tensor is being accessed"
 
 
@@ -197,26 +198,101 @@ def test_backward_on_non_scalar_needs_gradient(device, spelling, shape):
     assert x.grad is None
 
 
-# > NEW-10: A tensor with exactly one element counts as scalar whatever its shape: `backward()` without a
-# > `gradient` argument uses the gradient 1.
+# > NEW-10: A real floating-point tensor (float16, bfloat16, float32, float64) with exactly one element counts as
+# > scalar whatever its shape: `backward()` without a `gradient` argument uses the gradient 1.
 @pytest.mark.clause("NEW-10")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64], ids=str)
 @pytest.mark.parametrize("shape", [(), (1,), (1, 1), (1, 1, 1)])
-def test_one_element_counts_as_scalar(device, shape):
-    x = torch.full(shape, 3.0, device=device, requires_grad=True)
+def test_one_element_counts_as_scalar(device, shape, dtype):
+    x = torch.full(shape, 3.0, device=device, dtype=dtype, requires_grad=True)
     (x * 2).backward()
-    assert x.grad.shape == torch.Size(shape)
+    assert (x.grad.shape, x.grad.dtype) == (torch.Size(shape), dtype)
     assert_values(x.grad.reshape(-1), [2.0], "x.grad")
-    y = torch.full(shape, 3.0, device=device, requires_grad=True)
+    y = torch.full(shape, 3.0, device=device, dtype=dtype, requires_grad=True)
     y.backward()
     assert_values(y.grad.reshape(-1), [1.0], "leaf backward: y.grad")
 
 
-# > NEW-11: For a leaf `x` created with `requires_grad=True` by any factory of FACTORIES, `x.sum().backward()` makes
-# > `x.grad` a tensor of ones of the shape and dtype of `x`.
+COMPLEX_DTYPES = [torch.complex64, torch.complex128]
+# One-element complex tensors that require grad: `x * 2` of a leaf `x` of each shape, and the sum of a complex leaf
+# made by a factory.
+ONE_ELEMENT_COMPLEX = {
+    "()": lambda d, dt: torch.full((), 3.0 + 1j, device=d, dtype=dt, requires_grad=True),
+    "(1,)": lambda d, dt: torch.full((1,), 3.0 + 1j, device=d, dtype=dt, requires_grad=True),
+    "(1, 1)": lambda d, dt: torch.full((1, 1), 3.0 + 1j, device=d, dtype=dt, requires_grad=True),
+    "torch.zeros(5, dtype=dtype).sum()": lambda d, dt: torch.zeros(5, device=d, dtype=dt, requires_grad=True),
+    "torch.tensor([1 + 1j, 2j]).sum()": lambda d, dt: torch.tensor(
+        [1 + 1j, 2j], device=d, dtype=dt, requires_grad=True
+    ),
+}
+BACKWARD_SPELLINGS = ["z.backward()", "torch.autograd.backward(z)", "torch.autograd.grad(z, [x])", "x.backward()"]
+# (tensor, spelling): `x.backward()` on the leaf itself only where the leaf has one element.
+COMPLEX_CASES = [
+    pytest.param(kind, spelling, id=f"{kind}-{spelling}")
+    for kind in ONE_ELEMENT_COMPLEX
+    for spelling in BACKWARD_SPELLINGS
+    if not (kind.endswith(".sum()") and spelling == "x.backward()")
+]
+
+
+def _complex_leaf_and_output(kind, device, dtype):
+    """The complex leaf `x` and the one-element `z` computed from it: `x * 2`, or `x.sum()` for a factory's leaf."""
+    x = ONE_ELEMENT_COMPLEX[kind](device, dtype)
+    return x, (x.sum() if kind.endswith(".sum()") else x * 2)
+
+
+def _implicit_backward(spelling, x, z):
+    """`spelling` without a `gradient` argument; returns the gradient it gives `x`."""
+    if spelling == "z.backward()":
+        z.backward()
+    elif spelling == "torch.autograd.backward(z)":
+        torch.autograd.backward(z)
+    elif spelling == "torch.autograd.grad(z, [x])":
+        return torch.autograd.grad(z, [x])[0]
+    else:
+        x.backward()
+    return x.grad
+
+
+# > NEW-16 (since 2.1): `backward()` without a `gradient` argument on a complex tensor (complex64, complex128) that
+# > requires grad and has exactly one element (`x * 2` of a leaf `x` of shape `()`, `(1,)` or `(1, 1)`, and such a
+# > leaf itself; also `x.sum()` of a complex leaf made by `torch.zeros(5, dtype=..., requires_grad=True)` or
+# > `torch.tensor([1 + 1j, 2j], ...)`) raises RuntimeError whose message contains "grad can be implicitly created
+# > only for real scalar outputs", followed by "but got" and the dtype, for `z.backward()`,
+# > `torch.autograd.backward(z)`, `torch.autograd.grad(z, [x])` and, on a one-element leaf, `x.backward()`; the
+# > leaf's `.grad` stays `None`.
+@pytest.mark.clause("NEW-16")
+@pytest.mark.parametrize(("kind", "spelling"), COMPLEX_CASES)
+@pytest.mark.parametrize("dtype", COMPLEX_DTYPES, ids=str)
+def test_one_element_complex_needs_gradient(device, dtype, kind, spelling):
+    x, z = _complex_leaf_and_output(kind, device, dtype)
+    with raises(RuntimeError, f"{NOT_REAL_SCALAR} but got {dtype}"):
+        _implicit_backward(spelling, x, z)
+    assert x.grad is None
+
+
+# > NEW-17 (until 2.1): `backward()` without a `gradient` argument on a one-element complex tensor that requires grad
+# > (the tensors and spellings of NEW-16) uses the gradient 1 (`1+0j`): the gradient of the leaf (its `.grad`, or what
+# > `torch.autograd.grad` returns) is `2+0j` for `x * 2`, `1+0j` for the leaf itself, and ones (`1+0j`) for the sum of
+# > a factory's leaf, with the dtype of the leaf.
+@pytest.mark.clause("NEW-17")
+@pytest.mark.parametrize(("kind", "spelling"), COMPLEX_CASES)
+@pytest.mark.parametrize("dtype", COMPLEX_DTYPES, ids=str)
+def test_one_element_complex_uses_gradient_one(device, dtype, kind, spelling):
+    x, z = _complex_leaf_and_output(kind, device, dtype)
+    grad = _implicit_backward(spelling, x, z)
+    factor = 1.0 if kind.endswith(".sum()") or spelling == "x.backward()" else 2.0
+    assert (grad.shape, grad.dtype) == (x.shape, dtype)
+    assert_values(grad.reshape(-1), [complex(factor)] * x.numel(), f"gradient ({spelling})")
+
+
+# > NEW-11: For a leaf `x` created with `requires_grad=True` by any factory of FACTORIES, a float32 tensor,
+# > `x.sum().backward()` makes `x.grad` a tensor of ones of the shape and dtype of `x`.
 @pytest.mark.clause("NEW-11")
 @pytest.mark.parametrize("factory", FACTORIES.params())
 def test_gradient_of_sum_is_ones(device, factory):
     x = make(factory, device, requires_grad=True)
+    assert x.dtype == torch.float32
     x.sum().backward()
     assert (x.grad.shape, x.grad.dtype) == (x.shape, x.dtype)
     assert_values(x.grad, [1.0] * x.numel(), "x.grad")
