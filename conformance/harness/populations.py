@@ -375,6 +375,7 @@ COPY_SPELLINGS = Population(
     tuple(m for m in INPLACE_SPELLINGS.members if m[0] in ("t.copy_(v)", "t[0] = 5", "t[:] = v")),
 )
 
+# Every population by name. TENSOR_KINDS (conformance/harness/kinds.py) adds itself when that module is imported.
 ALL = {
     p.name: p
     for p in (

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from conformance.harness.checks import assert_values, by_mode, leaf, raises, same_storage
+from conformance.harness.kinds import TENSOR_KINDS
 from conformance.harness.populations import INPLACE_RECORDED
 
 OUT_NOT_DIFFERENTIABLE = "functions with out=... arguments don't support automatic differentiation"
@@ -30,6 +31,39 @@ def test_clone_values(device):
     # > CLONE-2: `x.clone()` has the values of `x`.
     x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device).t()
     assert_values(x.clone(), [[1.0, 3.0], [2.0, 4.0]], "x.clone()")
+
+
+# The kinds of TENSOR_KINDS whose elements leave gaps in their memory or overlap: CLONE-1 gives them contiguous strides.
+NOT_DENSE = {"expanded tensor (2, 3) of (1, 3)", "view of a leaf", "view of a non-leaf", "view taken under no_grad"}
+
+
+def contiguous_strides(shape):
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.insert(0, step)
+        step *= max(size, 1)
+    return tuple(strides)
+
+
+# > CLONE-1: ... for every kind of tensor of TENSOR_KINDS: a new object with its own storage, the shape, dtype and
+# > device of `x`, and the strides of `x` when its elements fill their memory without gaps or overlap, contiguous
+# > strides otherwise: the expanded tensor and the views `x[:, 1:]` (of a leaf, of a non-leaf, taken under no_grad).
+@pytest.mark.clause("CLONE-1")
+@pytest.mark.parametrize("kind, make", [pytest.param(*m, id=m[0]) for m in TENSOR_KINDS.available()])
+def test_clone_of_every_kind(device, kind, make):
+    x = make(device)
+    y = x.clone()
+    assert y is not x and not same_storage(x, y)
+    assert (y.shape, y.dtype, y.device) == (x.shape, x.dtype, x.device)
+    assert y.stride() == (contiguous_strides(x.shape) if kind in NOT_DENSE else x.stride())
+
+
+# > CLONE-2: `x.clone()` has the values of `x`, for every kind of tensor of TENSOR_KINDS.
+@pytest.mark.clause("CLONE-2")
+@pytest.mark.parametrize("make", TENSOR_KINDS.params())
+def test_clone_values_of_every_kind(device, make):
+    x = make(device)
+    assert torch.equal(x.clone().detach(), x.detach()), f"{x.clone()} != {x}"
 
 
 # > CLONE-3: When `x` requires grad and grad mode is on, `y = x.clone()` requires grad, is not a leaf and

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from conformance.harness.checks import NO_GRAD_FN, SAVED_MODIFIED, assert_values, by_mode, leaf, raises, same_storage
+from conformance.harness.kinds import TENSOR_KINDS
 from conformance.harness.populations import INPLACE_SPELLINGS
 
 
@@ -22,25 +23,30 @@ KINDS = ["leaf", "non-leaf", "plain"]
 
 
 # > DETACH-1: `x.detach()` returns a tensor object other than `x` (a new one at every call) that shares
-# > the storage of `x` and has the same shape, dtype and device; this holds for a leaf that requires
-# > grad, a non-leaf, and a tensor that does not require grad.
+# > the storage of `x` and has the same shape, strides, storage offset, dtype and device, for every kind of tensor
+# > of the population TENSOR_KINDS.
 @pytest.mark.clause("DETACH-1")
-@pytest.mark.parametrize("kind", KINDS)
-def test_detach_is_new_object_sharing_storage(device, kind):
-    x = source(device, kind)
+@pytest.mark.parametrize("make", TENSOR_KINDS.params())
+def test_detach_is_new_object_sharing_storage(device, make):
+    x = make(device)
     calls = [x.detach(), x.detach(), x.detach()]  # kept alive, so that no id is reused
     assert all(d is not x for d in calls)
     assert len({id(d) for d in calls}) == 3, "each call returns a new object"
     for d in calls:
         assert same_storage(d, x)
-        assert (d.shape, d.dtype, d.device) == (x.shape, x.dtype, x.device)
+        assert layout(d) == layout(x)
 
 
-# > DETACH-2: `x.detach()` does not require grad, is a leaf and has no `grad_fn`.
+def layout(t):
+    return t.shape, t.stride(), t.storage_offset(), t.dtype, t.device
+
+
+# > DETACH-2: `x.detach()` does not require grad, is a leaf and has no `grad_fn`, for every kind of tensor of
+# > TENSOR_KINDS.
 @pytest.mark.clause("DETACH-2")
-@pytest.mark.parametrize("kind", KINDS)
-def test_detach_is_leaf_without_grad(device, kind):
-    d = source(device, kind).detach()
+@pytest.mark.parametrize("make", TENSOR_KINDS.params())
+def test_detach_is_leaf_without_grad(device, make):
+    d = make(device).detach()
     assert (d.requires_grad, d.is_leaf, d.grad_fn) == (False, True, None)
 
 

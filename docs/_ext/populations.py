@@ -15,7 +15,7 @@ from docutils.parsers.rst import directives
 from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 
-from conformance.harness import modes, populations
+from conformance.harness import kinds, modes, populations  # noqa: F401 - kinds adds TENSOR_KINDS to populations.ALL
 
 
 def population_text(name: str, diverging: str | None = None) -> list[str]:

@@ -32,9 +32,21 @@ def detach_keeps_the_graph():
     torch.Tensor.detach = lambda self: self.view_as(self)
 
 
+def clone_of_channels_last_is_contiguous():
+    """`x.clone()` of a channels-last tensor returns a contiguous one; every other kind keeps its strides."""
+
+    def clone(self, *args, **kwargs):
+        if self.dim() == 4 and self.is_contiguous(memory_format=torch.channels_last) and not self.is_contiguous():
+            return _clone(self, memory_format=torch.contiguous_format)
+        return _clone(self, *args, **kwargs)
+
+    torch.Tensor.clone = clone
+
+
 CASES = [
     ("clone_is_a_view", "test_clone.py", {"CLONE-1", "CLONE-5", "CLONE-6"}),
     ("clone_detaches", "test_clone.py", {"CLONE-3", "CLONE-4", "CLONE-7"}),
     ("out_is_differentiable", "test_clone.py", {"CLONE-9"}),
     ("detach_keeps_the_graph", "test_clone.py", {"CLONE-10", "CLONE-11"}),
+    ("clone_of_channels_last_is_contiguous", "test_clone.py", {"CLONE-1"}),
 ]

@@ -27,8 +27,14 @@ def detach_in_place_accepts_views():
     torch.Tensor.detach_ = detach_
 
 
+def detach_copies_bfloat16():
+    """`detach()` of a bfloat16 tensor returns a copy; every other kind of TENSOR_KINDS is detached as before."""
+    torch.Tensor.detach = lambda self: _detach(self).clone() if self.dtype == torch.bfloat16 else _detach(self)
+
+
 CASES = [
     ("detach_returns_data", "test_detach.py", {"DETACH-3", "DETACH-4", "DETACH-6"}),
     ("detach_returns_copy", "test_detach.py", {"DETACH-1", "DETACH-3", "DETACH-5", "DETACH-6"}),
     ("detach_in_place_accepts_views", "test_detach.py", {"DETACH-10"}),
+    ("detach_copies_bfloat16", "test_detach.py", {"DETACH-1"}),
 ]
