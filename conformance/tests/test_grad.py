@@ -342,6 +342,200 @@ def test_update_keeps_grad_values(device, spelling, run):
     assert_values(x.grad, [2.0, 4.0], f"x.grad after {spelling}")
 
 
+# The leaves of GRAD-19: floating dtypes, requiring grad or not, and an nn.Parameter.
+GRAD_DTYPE_LEAVES = {
+    "float32 leaf": lambda device: torch.ones(2, device=device, requires_grad=True),
+    "bfloat16 leaf": lambda device: torch.ones(2, device=device, dtype=torch.bfloat16, requires_grad=True),
+    "float64 leaf": lambda device: torch.ones(2, device=device, dtype=torch.float64, requires_grad=True),
+    "float32, no grad": lambda device: torch.ones(2, device=device),
+    "bfloat16 Parameter": lambda device: nn.Parameter(torch.ones(2, device=device, dtype=torch.bfloat16)),
+}
+# The dtype GRAD-19 sets for a leaf of each dtype.
+OTHER_GRAD_DTYPE = {torch.bfloat16: torch.float32, torch.float32: torch.float64, torch.float64: torch.float32}
+ASSIGN_REFUSED = "attempting to assign a gradient with dtype"
+
+
+def backward_through_float(x):
+    """A backward pass whose gradient reaches `x` through a cast, in the dtype of `x`."""
+    (x.float() * 3).sum().backward()
+
+
+# > GRAD-19 (since 2.10): A leaf `x` of a floating-point dtype reads `x.grad_dtype == x.dtype` until it is set. After
+# > `x.grad_dtype = D`, `x.grad_dtype` is `D`, and a backward pass gives `x.grad` the dtype `D`, also when a second
+# > backward pass accumulates into it; `x.grad = g` accepts a `g` of dtype `D` and refuses one of the dtype of `x`.
+@pytest.mark.clause("GRAD-19")
+@pytest.mark.parametrize("kind", list(GRAD_DTYPE_LEAVES))
+def test_grad_dtype_default_and_set(device, kind):
+    x = GRAD_DTYPE_LEAVES[kind](device)
+    assert x.grad_dtype == x.dtype
+    other = OTHER_GRAD_DTYPE[x.dtype]
+    x.grad_dtype = other
+    assert x.grad_dtype == other
+    if x.requires_grad:
+        for _ in range(2):
+            backward_through_float(x)
+            assert (x.grad.dtype, x.grad.shape) == (other, x.shape)
+    x.grad = torch.zeros(2, device=device, dtype=other)
+    assert x.grad.dtype == other
+    with raises(RuntimeError, ASSIGN_REFUSED) as refused:
+        x.grad = torch.zeros(2, device=device, dtype=x.dtype)
+    assert "to a tensor with grad_dtype" in str(refused.value)
+
+
+class CastsGradientToFloat(torch.autograd.Function):
+    """The identity, whose backward returns its gradient as float32."""
+
+    @staticmethod
+    def forward(ctx, a):
+        return a * 1
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.float()
+
+
+# > GRAD-20 (since 2.10): After `x.grad_dtype = None` on a bfloat16 leaf `x`, `x.grad_dtype` is `None` and no dtype is
+# > enforced: `x.grad = g` accepts a `g` of float32 or float64, and the gradient of a custom Function whose backward
+# > returns float32 reaches `x.grad` as float32 (with `grad_dtype` left at its default, cast to bfloat16).
+@pytest.mark.clause("GRAD-20")
+@pytest.mark.parametrize("grad_dtype", ["None", "default"])
+def test_grad_dtype_none_enforces_nothing(device, grad_dtype):
+    x = torch.ones(2, device=device, dtype=torch.bfloat16, requires_grad=True)
+    if grad_dtype == "None":
+        x.grad_dtype = None
+        assert x.grad_dtype is None
+        for dtype in (torch.float32, torch.float64):
+            x.grad = torch.zeros(2, device=device, dtype=dtype)
+            assert x.grad.dtype == dtype
+        x.grad = None
+    CastsGradientToFloat.apply(x).sum().backward()
+    assert x.grad.dtype == (torch.float32 if grad_dtype == "None" else torch.bfloat16)
+
+
+def _grad_dtype_after(device, update):
+    """`update(x)` on a float32 leaf `x` that requires grad, whose `grad_dtype` is float64; what it returns."""
+    x = torch.ones(2, device=device, requires_grad=True)
+    x.grad_dtype = torch.float64
+    return update(x)
+
+
+def _under_no_grad(update):
+    def run(x):
+        with torch.no_grad():
+            update(x)
+        return x.grad_dtype
+
+    return run
+
+
+def _set_data(x, t):
+    x.data = t
+    return x
+
+
+def _swap(device):
+    def run(x):
+        y = torch.ones(2, device=device, dtype=torch.float16, requires_grad=True)
+        torch.utils.swap_tensors(x, y)
+        return x.grad_dtype, y.grad_dtype
+
+    return run
+
+
+def _load_state_dict(device, assign):
+    def run(x):
+        module = nn.Module()
+        module.w = nn.Parameter(torch.ones(2, device=device))
+        module.w.grad_dtype = torch.float64
+        module.load_state_dict({"w": torch.zeros(2, device=device)}, assign=assign)
+        return module.w.grad_dtype
+
+    return run
+
+
+def _updates_of_grad_dtype(device):
+    """GRAD-21's updates: name -> (update of `x`, the grad_dtype (or pair) it leaves)."""
+    f16 = torch.zeros(2, device=device, dtype=torch.float16)
+    v = torch.zeros(2, device=device)
+    return {
+        "x.add_(1)": (_under_no_grad(lambda x: x.add_(1)), torch.float64),
+        "x.copy_(v)": (_under_no_grad(lambda x: x.copy_(v)), torch.float64),
+        "x[:] = v": (_under_no_grad(lambda x: x.__setitem__(slice(None), v)), torch.float64),
+        "x.zero_()": (_under_no_grad(lambda x: x.zero_()), torch.float64),
+        "x.requires_grad_(False)": (lambda x: x.requires_grad_(False).grad_dtype, torch.float64),
+        "x.data = float16": (lambda x: (_set_data(x, f16).dtype, x.grad_dtype), (torch.float16, torch.float64)),
+        "x.detach()": (lambda x: x.detach().grad_dtype, torch.float32),
+        "x.data": (lambda x: x.data.grad_dtype, torch.float32),
+        "swap_tensors(x, y)": (_swap(device), (torch.float16, torch.float64)),
+        "load_state_dict": (_load_state_dict(device, False), torch.float64),
+        "load_state_dict(assign=True)": (_load_state_dict(device, True), torch.float32),
+    }
+
+
+# > GRAD-21 (since 2.10): After `x.grad_dtype = torch.float64` on a float32 leaf `x`: an in-place update under
+# > `torch.no_grad()` and `x.requires_grad_(False)` leave it float64; `x.data = t` with a float16 `t` leaves it float64
+# > (a leaf on which `grad_dtype` was not set follows its new dtype); `x.detach()` and `x.data` read float32;
+# > `swap_tensors(x, y)` swaps it with `y`'s; `load_state_dict` keeps it when it copies and loses it with `assign=True`.
+@pytest.mark.clause("GRAD-21")
+@pytest.mark.parametrize("update", list(_updates_of_grad_dtype("cpu")))
+def test_grad_dtype_through_updates(device, update):
+    function, expected = _updates_of_grad_dtype(device)[update]
+    assert _grad_dtype_after(device, function) == expected
+
+
+@pytest.mark.clause("GRAD-21")
+def test_grad_dtype_never_set_follows_data(device):
+    x = torch.ones(2, device=device, requires_grad=True)
+    x.data = torch.zeros(2, device=device, dtype=torch.float16)
+    assert x.grad_dtype == torch.float16
+
+
+# > GRAD-22 (since 2.10): Setting `grad_dtype` on a non-leaf raises RuntimeError "grad_dtype can only be set on leaf
+# > tensors".
+@pytest.mark.clause("GRAD-22")
+def test_grad_dtype_set_on_non_leaf_raises(device):
+    y = leaf(device) * 2
+    with raises(RuntimeError, "grad_dtype can only be set on leaf tensors"):
+        y.grad_dtype = torch.float64
+
+
+NON_LEAVES = {"x * 2": lambda x: x * 2, "x.clone()": lambda x: x.clone()}
+
+
+# > GRAD-23 (since 2.10, until 2.15): Reading `grad_dtype` of a non-leaf raises RuntimeError "grad_dtype can only be
+# > accessed on leaf tensors".
+@pytest.mark.clause("GRAD-23")
+@pytest.mark.parametrize("op", list(NON_LEAVES))
+def test_grad_dtype_read_on_non_leaf_raises(device, op):
+    y = NON_LEAVES[op](leaf(device))
+    with raises(RuntimeError, "grad_dtype can only be accessed on leaf tensors"):
+        y.grad_dtype  # noqa: B018 - reading it is the operation
+
+
+# > GRAD-24 (since 2.15): Reading `grad_dtype` of a non-leaf (`x * 2`, `x.clone()`, float32 or bfloat16) returns the
+# > dtype of `x`.
+@pytest.mark.clause("GRAD-24")
+@pytest.mark.parametrize("op", list(NON_LEAVES))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_grad_dtype_read_on_non_leaf(device, op, dtype):
+    x = torch.ones(2, device=device, dtype=dtype, requires_grad=True)
+    assert NON_LEAVES[op](x).grad_dtype == dtype
+
+
+# > GRAD-25 (until 2.10): Tensors have no `grad_dtype`: reading it raises AttributeError "has no attribute
+# > 'grad_dtype'", and `x.grad_dtype = torch.float32` on a bfloat16 leaf raises no error and changes nothing but a
+# > Python attribute: the gradient reaches `x.grad` as bfloat16.
+@pytest.mark.clause("GRAD-25")
+def test_grad_dtype_absent(device):
+    x = torch.ones(2, device=device, dtype=torch.bfloat16, requires_grad=True)
+    with raises(AttributeError, "has no attribute 'grad_dtype'"):
+        x.grad_dtype  # noqa: B018 - reading it is the operation
+    x.grad_dtype = torch.float32
+    assert x.__dict__.get("grad_dtype") is torch.float32
+    backward_through_float(x)
+    assert x.grad.dtype == torch.bfloat16
+
+
 # > GRAD-64 (UNSPECIFIED): Whether a `backward()` that reaches a leaf whose `.grad` is already a tensor adds the new
 # > gradient into that tensor in place (same object, `_version` one higher) or stores a new tensor.
 @pytest.mark.clause("GRAD-64")

@@ -135,6 +135,13 @@ def zero_grad_replaces_nested_grads():
     torch.nn.Module.zero_grad = zero_grad
 
 
+def grad_dtype_follows_dtype():
+    """`grad_dtype` reads the tensor's dtype and setting it is ignored (as if the engine never cast gradients)."""
+    if not hasattr(torch.Tensor, "grad_dtype"):
+        return  # before 2.10 there is nothing to break (GRAD-25)
+    torch.Tensor.grad_dtype = property(lambda self: self.dtype, lambda self, value: None)
+
+
 CASES = [
     ("backward_overwrites_grad", "test_grad.py", {"GRAD-2", "GRAD-8"}),
     ("zero_grad_keeps_tensors", "test_grad.py", {"GRAD-4"}),
@@ -146,4 +153,6 @@ CASES = [
     ("retain_grad_binds_to_first_grad_fn", "test_grad.py", {"GRAD-61"}),
     ("register_hook_lenient", "test_grad.py", {"GRAD-62", "GRAD-63"}),
     ("post_accumulate_hook_runs_before_accumulation", "test_grad.py", {"GRAD-65", "GRAD-66"}),
+    # on torch from 2.10 (the tests' torch), where GRAD-19 to GRAD-21 hold
+    ("grad_dtype_follows_dtype", "test_grad.py", {"GRAD-19", "GRAD-20", "GRAD-21"}),
 ]
