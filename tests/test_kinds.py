@@ -3,7 +3,7 @@ dropping a kind, or making it another kind by mistake, fails here."""
 
 import torch
 
-from conformance.harness.kinds import TENSOR_KINDS
+from conformance.harness.kinds import TENSOR_KINDS, VIEW_KINDS
 
 
 def made():
@@ -28,6 +28,14 @@ def test_dtypes_shapes_and_layouts():
     assert any(
         t.dim() == 4 and t.is_contiguous(memory_format=torch.channels_last) and not t.is_contiguous() for t in tensors
     )
+
+
+def test_view_kinds_are_the_views():
+    assert {mid for mid, t in made().items() if t._is_view()} == set(VIEW_KINDS)
+
+
+def test_kinds_start_at_version_zero():
+    assert {mid: t._version for mid, t in made().items() if t._version} == {}
 
 
 def test_autograd_standings():

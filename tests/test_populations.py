@@ -61,7 +61,6 @@ ENUMERATED: dict[str, str] = {
 # The quantifier word does not range over cases a test would have to enumerate.
 NOT_QUANTIFIED: dict[str, str] = {
     "COMPILE-9": "'all' is inside the quoted error message ('Please convert all Tensors to FakeTensors first')",
-    "DATA-1": "'a new one at every access' is a property of repeated access; the test reads x.data three times",
     "INFER-8": "'all ones' describes the values of one gradient, asserted for both operations listed",
     "VERSION-10": "'all ones' describes the values of one gradient, asserted for the three operations listed",
     "VERSION-62": "'every release run' refers to the recorded runs of this UNSPECIFIED clause; "

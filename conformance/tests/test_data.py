@@ -12,6 +12,7 @@ from conformance.harness.checks import (
     raises,
     same_storage,
 )
+from conformance.harness.kinds import TENSOR_KINDS
 from conformance.harness.populations import INPLACE_SPELLINGS
 
 
@@ -59,6 +60,41 @@ def test_data_has_own_version_counter(device, versions, run):
     assert (d._version, x._version) == versions[0]
     run(_add_one_no_grad, x)
     assert (d._version, x._version) == versions[1]
+
+
+# > DATA-1, DATA-2, DATA-3: ... for every kind of tensor of TENSOR_KINDS (eager).
+@pytest.mark.clause("DATA-1")
+@pytest.mark.parametrize("make", TENSOR_KINDS.params())
+def test_data_of_every_kind_shares_storage(device, make):
+    x = make(device)
+    accesses = [x.data, x.data, x.data]
+    assert all(d is not x for d in accesses) and len({id(d) for d in accesses}) == 3
+    for d in accesses:
+        assert same_storage(d, x)
+        assert layout(d) == layout(x)
+
+
+def layout(t):
+    return t.shape, t.stride(), t.storage_offset(), t.dtype, t.device
+
+
+@pytest.mark.clause("DATA-2")
+@pytest.mark.parametrize("make", TENSOR_KINDS.params())
+def test_data_of_every_kind_is_detached_leaf(device, make):
+    d = make(device).data
+    assert (d.requires_grad, d.is_leaf, d.grad_fn) == (False, True, None)
+
+
+@pytest.mark.clause("DATA-3")
+@pytest.mark.parametrize("make", TENSOR_KINDS.params())
+def test_data_of_every_kind_has_own_version_counter(device, make):
+    x = make(device)
+    d, version = x.data, x._version
+    d.zero_()
+    assert (d._version, x._version) == (1, version)
+    with torch.no_grad():
+        x.zero_()
+    assert d._version == 1 and x._version > version
 
 
 def _add_one(t):

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from conformance.harness.checks import NO_GRAD_FN, SAVED_MODIFIED, assert_values, by_mode, leaf, raises, same_storage
-from conformance.harness.kinds import TENSOR_KINDS
+from conformance.harness.kinds import TENSOR_KINDS, VIEW_KINDS
 from conformance.harness.populations import INPLACE_SPELLINGS
 
 
@@ -74,6 +74,20 @@ def test_detach_shares_version_counter(device, kind, bump, run):
     assert (d._version, x._version) == (start + bump, start + bump)
     run(_add_one_no_grad, x)
     assert (d._version, x._version) == (start + 2 * bump, start + 2 * bump)
+
+
+# > DETACH-3: ... for every kind of tensor of TENSOR_KINDS (the update of `x` under `torch.no_grad()`).
+@pytest.mark.clause("DETACH-3")
+@pytest.mark.parametrize("make", TENSOR_KINDS.params())
+def test_detach_shares_version_counter_of_every_kind(device, make):
+    x = make(device)
+    d, start = x.detach(), x._version
+    d.zero_()
+    assert d._version == x._version > start
+    earlier, version = x.detach(), x._version
+    with torch.no_grad():
+        x.zero_()
+    assert earlier._version == x._version > version
 
 
 # Member of INPLACE_SPELLINGS -> values of `x = [1, 2]` after it is applied to `t = x.detach()`, for the members the
@@ -214,6 +228,26 @@ def test_detach_in_place_of_view_raises(device, view, run):
     v = VIEWS[view](leaf(device))
     with raises(RuntimeError, "Can't detach views in-place. Use detach() instead"):
         run(_detach_, v)
+
+
+# > DETACH-9: ... on every kind of tensor of TENSOR_KINDS that is not a view (eager: the update step is not compiled).
+@pytest.mark.clause("DETACH-9")
+@pytest.mark.parametrize("make", [p for p in TENSOR_KINDS.params() if p.id not in VIEW_KINDS])
+def test_detach_in_place_of_every_kind(device, make):
+    x = make(device)
+    storage, version = x.untyped_storage()._cdata, x._version
+    assert x.detach_() is x
+    assert (x.requires_grad, x.is_leaf, x.grad_fn) == (False, True, None)
+    assert (x.untyped_storage()._cdata, x._version) == (storage, version)
+
+
+# > DETACH-10: ... and every view of TENSOR_KINDS (eager).
+@pytest.mark.clause("DETACH-10")
+@pytest.mark.parametrize("make", [p for p in TENSOR_KINDS.params() if p.id in VIEW_KINDS])
+def test_detach_in_place_of_every_view_kind_raises(device, make):
+    v = make(device)
+    with raises(RuntimeError, "Can't detach views in-place. Use detach() instead"):
+        v.detach_()
 
 
 # > DETACH-11: When a graph has saved a non-leaf `y` and `y.detach_()` is then called, `backward()` of

@@ -14,6 +14,7 @@ except ImportError:  # only the tests of VERSION-64 and VERSION-95 use it
     numpy = None
 
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, compiled_since, leaf, raises, same_storage
+from conformance.harness.kinds import TENSOR_KINDS
 from conformance.harness.populations import INPLACE_SPELLINGS, NON_VIEW_OPS, SAVES_INPUT, SAVES_OUTPUT, VIEW_OPS
 
 VIEW_ID = {fn: mid for mid, fn in VIEW_OPS.members}
@@ -357,6 +358,17 @@ def test_every_view_shares_the_counter_compiled_since_2_4(device, view, run):
 @pytest.mark.clause("VERSION-5")
 def test_version_is_read_only(device):
     x = plain(device)
+    with pytest.raises(AttributeError) as info:
+        x._version = 5
+    assert "'_version' of" in str(info.value) and "is not writable" in str(info.value), str(info.value)
+    assert x._version == 0
+
+
+# > VERSION-5: ... for every kind of tensor of TENSOR_KINDS.
+@pytest.mark.clause("VERSION-5")
+@pytest.mark.parametrize("make", TENSOR_KINDS.params())
+def test_version_of_every_kind_is_read_only(device, make):
+    x = make(device)
     with pytest.raises(AttributeError) as info:
         x._version = 5
     assert "'_version' of" in str(info.value) and "is not writable" in str(info.value), str(info.value)

@@ -32,8 +32,16 @@ def assign_data_counts():
     torch.Tensor.data = property(_data.__get__, setter)
 
 
+def data_of_zero_size_shares_version():
+    """`.data` of a zero-size tensor is its `detach()` (shares the version counter); every other kind is as before."""
+    torch.Tensor.data = property(
+        lambda self: self.detach() if self.numel() == 0 else _data.__get__(self), _data.__set__
+    )
+
+
 CASES = [
     ("assign_data_counts", "test_data.py", {"DATA-60", "DATA-8"}),
     ("data_returns_detach", "test_data.py", {"DATA-3", "DATA-4", "DATA-6"}),
     ("assign_data_copies_values", "test_data.py", {"DATA-9", "DATA-8"}),
+    ("data_of_zero_size_shares_version", "test_data.py", {"DATA-3"}),
 ]
