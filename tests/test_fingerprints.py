@@ -96,6 +96,26 @@ def test_a_changed_population_stales_the_clauses_that_quantify_over_it(before, e
     assert 0 < len(stale) < len(ALL)
 
 
+def test_a_name_registered_in_a_table_keeps_its_definition_in_reach(before, edit):
+    # kinds.py ends with `ALL[TENSOR_KINDS.name] = TENSOR_KINDS`: that statement changes ALL, it does not define
+    # TENSOR_KINDS, and a kind's maker stays in the reach of the tests that run every kind.
+    path = fp.HARNESS_DIR / "kinds.py"
+    after = edit(
+        path, lambda s: s.replace('("float32 (2, 3) leaf", _leaf())', '("float32 (2, 3) leaf", _leaf((3, 2)))')
+    )
+    assert {"DETACH-1", "CLONE-1", "DATA-1", "VERSION-5"} <= changed(before, after)
+
+
+def test_a_name_bound_again_keeps_its_first_definition_in_reach(edit):
+    path = fp.HARNESS_DIR / "populations.py"
+    again = "\nINPLACE_SPELLINGS = INPLACE_SPELLINGS\n"
+    first = 'INPLACE_SPELLINGS = Population(\n    "INPLACE_SPELLINGS",'
+    bound_again = edit(path, lambda s: s + again)
+    assert first in fp.read_source(path)
+    both = edit(path, lambda s: s.replace(first, first.replace('",', ' (edited)",')) + again)
+    assert "DATA-4" in changed(bound_again, both), "an edit of the first definition still stales its clauses"
+
+
 @pytest.mark.parametrize("harness", ["plugin.py", "recorder.py", "outcomes.py", "modes.py", "state.py"])
 def test_a_harness_change_stales_every_clause(before, edit, harness):
     after = edit(fp.HARNESS_DIR / harness, lambda s: s + "\nANOTHER_RULE = 1\n")

@@ -80,7 +80,7 @@ class Module:
         module = cls(path, package, tree)
         for stmt in tree.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                module.names[stmt.name] = stmt
+                module.bind([stmt.name], stmt)
             elif isinstance(stmt, ast.Import):
                 for alias in stmt.names:
                     # `import a.b` binds a; `import a.b as c` binds c to a.b
@@ -97,13 +97,31 @@ class Module:
                         module.imports[alias.asname or alias.name] = (source, alias.name)
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and not _implicit(stmt):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                for target in targets:
-                    for name in ast.walk(target):
-                        if isinstance(name, ast.Name):
-                            module.names[name.id] = stmt
+                module.bind([name for target in targets for name in _bound(target)], stmt)
             elif not _docstring(stmt) and not _main_block(stmt):
                 module.on_import.append(stmt)  # if, for, with, a call ... and pytestmark
         return module
+
+    def bind(self, names: list[str], stmt: ast.stmt) -> None:
+        """``stmt`` defines ``names``. A statement that binds no name (``TABLE[key] = x``, ``obj.attr = x``) or binds
+        one again (``X = X[:-1]``, ``X += ...``) changes what earlier statements made: it runs whenever the module is
+        used, as the other statements on import do, so that neither it nor the first definition is lost."""
+        if not names or any(name in self.names for name in names):
+            self.on_import.append(stmt)
+        for name in names:
+            self.names.setdefault(name, stmt)
+
+
+def _bound(target: ast.expr) -> list[str]:
+    """The names an assignment target binds: ``a``, ``a, (b, *c)``; none for ``t[k]`` or ``o.attr``, which change an
+    object without binding a name."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _bound(element)]
+    if isinstance(target, ast.Starred):
+        return _bound(target.value)
+    return []
 
 
 def read_source(path: Path) -> str:
