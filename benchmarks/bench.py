@@ -45,7 +45,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--nox", metavar="TORCH", help="also time a warm `nox -s conformance` for this torch")
     parser.add_argument(
-        "--window", action="store_true", help="also time one page re-recorded by a warm `nox -s conformance`, every release"
+        "--window",
+        action="store_true",
+        help="also time one page re-recorded by a warm `nox -s conformance`, every release",
     )
     parser.add_argument("--window-all", action="store_true", help="with --window: also every clause (-- --all)")
     parser.add_argument("--only-nox", action="store_true", help="time the floor and the nox rows only (no suite runs)")
