@@ -3,7 +3,7 @@ dropping a kind, or making it another kind by mistake, fails here."""
 
 import torch
 
-from conformance.harness.kinds import TENSOR_KINDS, VIEW_KINDS
+from conformance.harness.kinds import GRAD_LEAF_KINDS, TENSOR_KINDS, VIEW_KINDS
 
 
 def made():
@@ -32,6 +32,11 @@ def test_dtypes_shapes_and_layouts():
 
 def test_view_kinds_are_the_views():
     assert {mid for mid, t in made().items() if t._is_view()} == set(VIEW_KINDS)
+
+
+def test_grad_leaf_kinds_are_the_leaves_that_require_grad_and_are_not_views():
+    leaves = {mid for mid, t in made().items() if t.is_leaf and t.requires_grad and not t._is_view()}
+    assert leaves == set(GRAD_LEAF_KINDS)
 
 
 def test_kinds_start_at_version_zero():

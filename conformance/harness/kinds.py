@@ -115,6 +115,22 @@ VIEW_KINDS = (
     "output of split",
     "view taken under no_grad",
 )
+# The members that are leaves that require grad and are not views (the view taken under no_grad is a leaf that
+# requires grad too, and behaves otherwise: a clause about leaves names it or leaves it out).
+GRAD_LEAF_KINDS = (
+    "float32 (2, 3) leaf",
+    "float16 leaf",
+    "bfloat16 leaf",
+    "float64 leaf",
+    "complex64 leaf",
+    "0-dim leaf",
+    "zero-size leaf (0, 3)",
+    "1-D leaf (5,)",
+    "4-D leaf (1, 2, 2, 2)",
+    "transposed leaf (2, 3), strides (1, 2)",
+    "channels-last leaf (1, 2, 2, 2)",
+    "nn.Parameter",
+)
 
 # Registered here rather than in populations.py: a statement there that runs on import is part of the fingerprint
 # of every clause whose tests use a population (harness/fingerprints.py). Readers of ALL import this module.

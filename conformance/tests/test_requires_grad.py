@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from conformance.harness.checks import NO_GRAD_FN, assert_values, compiled_since, leaf, raises
+from conformance.harness.kinds import GRAD_LEAF_KINDS, TENSOR_KINDS
 from conformance.harness.populations import BINARY_OPS, NON_DIFFERENTIABLE_RESULTS, NON_VIEW_OPS, VIEW_OPS
 
 # Compile mode of this page is specified on every release that has torch.compile (2.1 on); on 2.1 the method
@@ -138,6 +139,32 @@ def test_leaf_toggle(device, spelling, run):
         r = step(t, flag, spelling)
         assert r is (t if spelling == "requires_grad_" else None)
         assert (t.requires_grad, t.is_leaf, t.grad_fn) == (flag, True, None)
+
+
+# > REQGRAD-6: ... every kind of TENSOR_KINDS that is a leaf, not a view, of a floating-point or complex dtype (eager).
+@pytest.mark.clause("REQGRAD-6")
+@pytest.mark.parametrize("make", [p for p in TENSOR_KINDS.params() if p.id in (*GRAD_LEAF_KINDS, "leaf without grad")])
+@pytest.mark.parametrize("spelling", ["requires_grad_", "setter"])
+def test_leaf_toggle_of_every_kind(device, make, spelling):
+    t = make(device)
+    for flag in (False, True, False, True):
+        r = _toggle(t, flag, spelling)
+        assert r is (t if spelling == "requires_grad_" else None)
+        assert (t.requires_grad, t.is_leaf, t.grad_fn) == (flag, True, None)
+
+
+# > REQGRAD-14: A view taken under `torch.no_grad()` of a tensor that requires grad is a leaf that requires grad, and
+# > its flag cannot be turned off: `v.requires_grad_(False)` returns `v` and `v.requires_grad = False` raises no error,
+# > but afterwards `v.requires_grad` is still True.
+@pytest.mark.clause("REQGRAD-14")
+@pytest.mark.parametrize("spelling", ["requires_grad_", "setter"])
+def test_no_grad_view_keeps_requires_grad(device, spelling):
+    x = leaf(device, (1.0, 2.0, 3.0))
+    with torch.no_grad():
+        v = x[1:]
+    assert (v.is_leaf, v.requires_grad, v.grad_fn, v._is_view()) == (True, True, None, True)
+    assert _toggle(v, False, spelling) is (v if spelling == "requires_grad_" else None)
+    assert (v.requires_grad, v.is_leaf) == (True, True)
 
 
 # > REQGRAD-7: On a non-leaf, `y.requires_grad = False`, `y.requires_grad_(False)` and

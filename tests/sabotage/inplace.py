@@ -44,6 +44,22 @@ def inplace_on_leaf_allowed():
     _patch_methods(leaf_check_skipped)
 
 
+def float16_leaf_check_skipped(original):
+    """`original`, run as if under no_grad on a float16 leaf that requires grad; every other kind is checked."""
+    checked = leaf_check_skipped(original)
+
+    @functools.wraps(original)
+    def method(self, *args, **kwargs):
+        return (checked if self.dtype == torch.float16 else original)(self, *args, **kwargs)
+
+    return method
+
+
+def inplace_on_float16_leaf_allowed():
+    """In-place ops on a float16 leaf that requires grad are accepted; every other kind of leaf still raises."""
+    _patch_methods(float16_leaf_check_skipped)
+
+
 def inplace_skips_version_counter():
     """In-place ops that autograd does not record write through `.data`: no version bump."""
     _patch_methods(version_bump_skipped)
@@ -134,6 +150,7 @@ def inplace_ignores_operand_requiring_grad():
 
 CASES = [
     ("inplace_on_leaf_allowed", "test_inplace.py", {"INPLACE-1", "INPLACE-2", "INPLACE-3"}),
+    ("inplace_on_float16_leaf_allowed", "test_inplace.py", {"INPLACE-1", "INPLACE-2", "INPLACE-3"}),
     ("inplace_on_view_not_recorded", "test_inplace.py", {"INPLACE-21", "INPLACE-22"}),
     ("inplace_ignores_operand_requiring_grad", "test_inplace.py", {"INPLACE-23"}),
     ("error_names_nodes_unshortened", "test_inplace.py", {"INPLACE-19", "INPLACE-41"}),

@@ -62,6 +62,17 @@ def half_precision_cannot_require_grad():
     torch.Tensor.requires_grad_ = requires_grad_
 
 
+def no_grad_view_flag_refused():
+    """`requires_grad_(False)` on a view taken under no_grad raises, as on a non-leaf, instead of doing nothing."""
+
+    def requires_grad_(self, requires_grad=True):
+        if self._is_view() and self.is_leaf and not requires_grad:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
+        return _requires_grad_(self, requires_grad)
+
+    torch.Tensor.requires_grad_ = requires_grad_
+
+
 CASES = [
     ("detach_keeps_the_graph", "test_requires_grad.py", {"REQGRAD-40"}),
     ("views_are_cut_from_the_graph", "test_requires_grad.py", {"REQGRAD-9"}),
@@ -69,4 +80,5 @@ CASES = [
     ("requires_grad_method_rejects_non_leaves", "test_requires_grad.py", {"REQGRAD-8"}),
     ("backward_without_grad_is_silent", "test_requires_grad.py", {"REQGRAD-11"}),
     ("half_precision_cannot_require_grad", "test_requires_grad.py", {"REQGRAD-5"}),
+    ("no_grad_view_flag_refused", "test_requires_grad.py", {"REQGRAD-14"}),
 ]
