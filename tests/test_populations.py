@@ -183,3 +183,32 @@ def test_exemption_lists_hold_only_quantifying_clauses():
 
 def test_population_file_is_torch_free():
     assert "import torch\n" not in Path(populations.__file__).read_text().split('"""', 2)[2].split("def ")[0]
+
+
+# Scope: which tensors a clause is about. Without :scope: it is registry.DEFAULT_SCOPE (float32, one or two
+# dimensions, contiguous, made with grad mode on); a clause that speaks of every kind of tensor says so in its
+# :scope: by naming the kinds population its tests run in full.
+KIND_POPULATIONS = ("TENSOR_KINDS", "TENSORS")
+EVERY_KIND = re.compile(r"\b(every|any|all|whatever)\s+(\S+\s+)?(tensors?|dtypes?|shapes?|layouts?|kinds?)\b", re.I)
+QUOTED = re.compile(r'"[^"]*"')  # a quoted message says nothing about scope
+
+
+def _kinds_reached(clause) -> list[str]:
+    reach = "\n".join(_test_sources().get(clause.id, []))
+    return [name for name in KIND_POPULATIONS if re.search(rf"\b{name}\b", reach)]
+
+
+@pytest.mark.parametrize("clause", [c for c in reg.default().clauses.values() if not c.withdrawn], ids=lambda c: c.id)
+def test_scope_names_the_kinds_its_tests_run(clause):
+    named = [name for name in KIND_POPULATIONS if clause.scope and re.search(rf"\b{name}\b", clause.scope)]
+    reached = _kinds_reached(clause)
+    where = f"{clause.id} ({clause.page}.md:{clause.line})"
+    assert named == reached, (
+        f"{where}: its tests run {reached or 'no kinds population'} but its :scope: names {named or 'none'}; "
+        "a clause about every kind of tensor names the kinds population in :scope: and its tests run it"
+    )
+    if not clause.scope:
+        said = EVERY_KIND.search(QUOTED.sub("", " ".join(clause.text.split())))
+        assert not said, (
+            f"{where} says {said.group()!r} but has the default scope ({reg.DEFAULT_SCOPE}): give it a :scope:"
+        )

@@ -107,7 +107,7 @@ REJECTED = [
     (
         "unknown-option",
         ":::{clause} X-1\n:level: MUST\n:color: red\n\nx\n:::\n",
-        "spec/p.md:3: unknown option :color:; known: :also-on: :devices: :level:",
+        "spec/p.md:3: unknown option :color:; known: :also-on: :detail: :devices: :level:",
     ),
     (
         "example-option",
@@ -162,8 +162,24 @@ REJECTED = [
     (
         "unknown-level",
         ":::{clause} X-1\n:level: SHALL\n\nx\n:::\n",
-        "spec/p.md:2: X-1 needs :level: one of MUST, SHOULD, MAY, UNSPECIFIED (got 'SHALL')",
+        "spec/p.md:2: X-1 needs :level: one of MUST, OBSERVED, SHOULD, MAY, UNSPECIFIED (got 'SHALL')",
     ),
+    (
+        "observed-without-detail",
+        ":::{clause} X-1\n:level: OBSERVED\n\nx\n:::\n",
+        "spec/p.md:2: :detail: goes with :level: OBSERVED, and OBSERVED needs it (one or more of node-name,",
+    ),
+    (
+        "detail-of-a-promise",
+        ":::{clause} X-1\n:level: MUST\n:detail: node-name\n\nx\n:::\n",
+        "spec/p.md:3: :detail: goes with :level: OBSERVED",
+    ),
+    (
+        "unknown-detail",
+        ":::{clause} X-1\n:level: OBSERVED\n:detail: node-name colour\n\nx\n:::\n",
+        "spec/p.md:3: unknown detail(s) colour; known: node-name, version-count, compiled",
+    ),
+    ("empty-scope", ":::{clause} X-1\n:level: MUST\n:scope:\n\nx\n:::\n", "spec/p.md:3: :scope: needs the tensors"),
     ("missing-level", "\n:::{clause} X-1\n:since: 2.1\n\nx\n:::\n", "spec/p.md:2: X-1 needs :level: one of"),
     (
         "bad-needs",
@@ -224,3 +240,16 @@ def test_duplicated_id_across_pages(tmp_path):
     write(tmp_path, "# B\n\n" + CLAUSE, "b.md")
     with pytest.raises(SpecError, match=re.escape("spec/b.md:3: clause X-1 is defined twice (first at spec/a.md:1)")):
         registry.load(tmp_path)
+
+
+def test_observed_details_and_scope_are_read(tmp_path):
+    page = ":::{clause} X-1\n:level: OBSERVED\n:detail: node-name, version-count\n:scope: every kind of K\n\nx\n:::\n"
+    clause = registry.load(write(tmp_path, page)).clauses["X-1"]
+    assert (clause.level, clause.details, clause.scope, clause.normative) == (
+        "OBSERVED",
+        ("node-name", "version-count"),
+        "every kind of K",
+        True,
+    )
+    plain = registry.load(write(tmp_path, CLAUSE)).clauses["X-1"]
+    assert (plain.details, plain.scope, plain.scope_text) == ((), None, registry.DEFAULT_SCOPE)

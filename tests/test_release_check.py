@@ -45,14 +45,14 @@ def test_diff_reports_each_change_with_expected_and_observed():
 
 def test_diff_reports_contract_changes_apart_from_observations():
     # A maintainer reading the nightly report acts on a changed promise first: MUST clauses are listed under
-    # "contract changed", the others (VERSION-40: UNSPECIFIED) under "observed detail changed", each once.
+    # "contract changed", the others (VERSION-40: OBSERVED) under "observed detail changed", each once.
     assert registry.default().clauses["VERSION-40"].level not in diff.CONTRACT_LEVELS
     old = doc_with({"DATA-1": "pass", "VERSION-40": "pass"})
     new = doc_with({"DATA-1": "fail", "VERSION-40": "fail"})
     text = diff.report(diff.compare(old, new))
     contract, observed = text.split("observed detail changed (1):")
     assert contract.startswith("contract changed (1):") and "DATA-1 (MUST)" in contract and "VERSION-40" not in contract
-    assert "VERSION-40 (UNSPECIFIED)" in observed and "DATA-1" not in observed
+    assert "VERSION-40 (OBSERVED)" in observed and "DATA-1" not in observed
 
 
 def test_diff_of_identical_documents_is_empty():

@@ -366,7 +366,7 @@ def harness_digest() -> str:
 def clause_digest(clause: reg.Clause) -> str:
     c = clause
     meta = (c.id, c.page, c.level, " ".join(c.text.split()), str(c.since), str(c.until), c.needs_values)
-    meta += (c.withdrawn, c.devices, c.modes, tuple(str(v) for v in c.also_on))
+    meta += (c.withdrawn, c.devices, c.modes, tuple(str(v) for v in c.also_on), c.details, c.scope)
     return repr(meta)
 
 

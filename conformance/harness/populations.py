@@ -542,6 +542,13 @@ SINGLE_OUTPUT_VIEW_OPS = VIEW_OPS.without(
     "views (all but the outputs of split, chunk and unbind; `x.tensor_split(2)[0]` is a member).",
 )
 
+MULTI_OUTPUT_VIEW_OPS = VIEW_OPS.without(
+    *SINGLE_OUTPUT_VIEW_OPS.ids(),
+    name="VIEW_OPS of split, chunk and unbind",
+    description="The first outputs of split, chunk and unbind: the members of VIEW_OPS that are not in "
+    "SINGLE_OUTPUT_VIEW_OPS (NOGRAD-19, INFER-22).",
+)
+
 WRITABLE_VIEW_OPS = VIEW_OPS.without(
     "x.expand(3, 2, 2)",
     name="WRITABLE_VIEW_OPS",

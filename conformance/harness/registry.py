@@ -44,10 +44,35 @@ ROOT = Path(__file__).resolve().parents[2]
 # The spec pages: spec/ of a clone, or their copy inside the installed package (pyproject.toml, force-include).
 SPEC_DIR = next((d for d in (ROOT / "conformance" / "spec", ROOT / "spec") if d.is_dir()), ROOT / "spec")
 
-LEVELS = ("MUST", "SHOULD", "MAY", "UNSPECIFIED")
+LEVEL_MEANING = {
+    "MUST": "torch guarantees it: its docs, its own tests or its deprecation policy treat it as contract",
+    "OBSERVED": "torch does it on every release where the clause is in range, checked as strictly as MUST, but it "
+    "pins an implementation detail (see its detail) that torch may change without notice",
+    "SHOULD": "recommended use; its tests show what goes wrong otherwise",
+    "MAY": "allowed; its tests show it works",
+    "UNSPECIFIED": "varies or is undocumented: each release's behaviour is recorded, never judged",
+}
+LEVELS = tuple(LEVEL_MEANING)
+# OBSERVED: what torch does on purpose-recorded releases but does not promise; checked per release like MUST, shown
+# and reported as an observation. Its :detail: names which implementation details it pins, each for this reason:
+DETAILS = {
+    "node-name": "the class name of a grad_fn node: generated from tools/autograd/derivatives.yaml, listed in no "
+    "torch doc, and renamed across releases (AsStridedBackward1 on 2.1 where later releases give "
+    "AsStridedBackward0, SET-97; CompiledFunctionBackward under torch.compile, OOP-90)",
+    "version-count": "the size of a _version increase: the docs of torch.autograd.graph.increment_version say that "
+    "incrementing the counter several times for one in-place operation is not problematic, and a compiled step "
+    "adds 2 where eager adds 1 (VERSION-96)",
+    "compiled": "what a compiled step does where eager does otherwise: torch.compile is meant to keep eager "
+    "semantics, so each such difference is a behaviour of one compiler layer, not a promise",
+}
+# The tensors a clause is about unless its :scope: says otherwise (a kinds population its tests run, or words).
+DEFAULT_SCOPE = (
+    "the tensors its tests build: float32 unless the clause names other dtypes, of one or two dimensions (shape "
+    "(2,), (3,) or (2, 2)) unless it names other shapes, contiguous, made with grad mode on"
+)
 CLAUSE_ID_PATTERN = r"[A-Z][A-Z0-9]*-[1-9][0-9]*"  # one clause ID, e.g. DATA-1 (inside other patterns too)
 CLAUSE_ID = re.compile(f"^{CLAUSE_ID_PATTERN}$")
-OPTIONS = {"level", "since", "until", "also-on", "needs", "devices", "modes", "withdrawn"}
+OPTIONS = {"level", "detail", "scope", "since", "until", "also-on", "needs", "devices", "modes", "withdrawn"}
 EXAMPLE_OPTIONS = {"clauses"}
 DEVICES = ("cpu", "meta", "cuda", "mps")  # kept in step with harness.devices.KNOWN (no torch import here)
 MODES = ("eager", "compile")  # harness.modes: the update step as written, or through torch.compile
@@ -93,6 +118,8 @@ class Clause:
     devices: tuple[str, ...] = ()  # empty: every device
     modes: tuple[str, ...] = ()  # empty: every mode its tests take part in
     also_on: tuple[Version, ...] = ()  # release series (2.1 = every 2.1.x) outside since/until where it holds too
+    details: tuple[str, ...] = ()  # OBSERVED only: the implementation details it pins, keys of DETAILS
+    scope: str | None = None  # the tensors it is about; None: DEFAULT_SCOPE
 
     @property
     def anchor(self) -> str:
@@ -101,6 +128,10 @@ class Clause:
     @property
     def url(self) -> str:
         return f"spec/{self.page}.md#{self.anchor}"
+
+    @property
+    def scope_text(self) -> str:
+        return self.scope or DEFAULT_SCOPE
 
     @property
     def normative(self) -> bool:
@@ -285,12 +316,38 @@ def _clause(arg: str, line: int, body: Body, page: str, stem: str) -> Clause:
         raise SpecError(f"{at['modes']}: :modes: names no mode; name one of {', '.join(MODES)}")
     if unknown := sorted(set(modes) - set(MODES)):
         raise SpecError(f"{at['modes']}: unknown mode(s) {', '.join(unknown)}; known: {', '.join(MODES)}")
+    details = tuple(opts.get("detail", ("",))[0].replace(",", " ").split())
+    if (level == "OBSERVED") != bool(details):
+        where = at.get("detail", at.get("level", f"{page}:{line}"))
+        raise SpecError(
+            f"{where}: :detail: goes with :level: OBSERVED, and OBSERVED needs it (one or more of {', '.join(DETAILS)})"
+        )
+    if unknown := sorted(set(details) - set(DETAILS)):
+        raise SpecError(f"{at['detail']}: unknown detail(s) {', '.join(unknown)}; known: {', '.join(DETAILS)}")
+    scope = opts.get("scope", (None,))[0]
+    if scope == "":
+        raise SpecError(f"{at['scope']}: :scope: needs the tensors the clause is about")
     withdrawn = opts.get("withdrawn", (None,))[0]
     if withdrawn == "":
         raise SpecError(f"{at['withdrawn']}: :withdrawn: needs a reason")
     if not text:
         raise SpecError(f"{page}:{line}: {arg} has no statement")
-    return Clause(arg, stem, line, level, text, since, until, needs == "values", withdrawn, devices, modes, also_on)
+    return Clause(
+        arg,
+        stem,
+        line,
+        level,
+        text,
+        since,
+        until,
+        needs == "values",
+        withdrawn,
+        devices,
+        modes,
+        also_on,
+        details,
+        scope,
+    )
 
 
 def _also_on(opts: Options, since: Version | None, until: Version | None, page: str) -> tuple[Version, ...]:

@@ -38,12 +38,17 @@ def build() -> dict:
         "torch_versions": status.versions(),
         "devices": {"known": list(DEVICES), "run": status.devices_run()},
         "modes": list(MODES),
+        "levels": reg.LEVEL_MEANING,
+        "details": reg.DETAILS,
+        "default_scope": reg.DEFAULT_SCOPE,
         "clauses": [
             {
                 "id": c.id,
                 "page": c.page,
                 "url": f"spec/{c.page}.html#{c.anchor}",
                 "level": c.level,
+                "details": list(c.details),
+                "scope": c.scope_text,
                 "statement": " ".join(c.text.split()),
                 "since": str(c.since) if c.since else None,
                 "until": str(c.until) if c.until else None,

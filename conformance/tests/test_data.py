@@ -8,6 +8,7 @@ from conformance.harness.checks import (
     assert_values,
     by_mode,
     compiled_since,
+    layout,
     leaf,
     raises,
     same_storage,
@@ -72,10 +73,6 @@ def test_data_of_every_kind_shares_storage(device, make):
     for d in accesses:
         assert same_storage(d, x)
         assert layout(d) == layout(x)
-
-
-def layout(t):
-    return t.shape, t.stride(), t.storage_offset(), t.dtype, t.device
 
 
 @pytest.mark.clause("DATA-2")

@@ -5,7 +5,16 @@ import warnings
 import pytest
 import torch
 
-from conformance.harness.checks import NO_GRAD_FN, SAVED_MODIFIED, assert_values, by_mode, leaf, raises, same_storage
+from conformance.harness.checks import (
+    NO_GRAD_FN,
+    SAVED_MODIFIED,
+    assert_values,
+    by_mode,
+    layout,
+    leaf,
+    raises,
+    same_storage,
+)
 from conformance.harness.kinds import TENSOR_KINDS, VIEW_KINDS
 from conformance.harness.populations import INPLACE_SPELLINGS
 
@@ -35,10 +44,6 @@ def test_detach_is_new_object_sharing_storage(device, make):
     for d in calls:
         assert same_storage(d, x)
         assert layout(d) == layout(x)
-
-
-def layout(t):
-    return t.shape, t.stride(), t.storage_offset(), t.dtype, t.device
 
 
 # > DETACH-2: `x.detach()` does not require grad, is a leaf and has no `grad_fn`, for every kind of tensor of

@@ -7,8 +7,15 @@ managers only, so they are restored even when an assertion fails.
 import pytest
 import torch
 
-from conformance.harness.checks import SAVED_MODIFIED, assert_values, leaf, raises, same_storage
-from conformance.harness.populations import INPLACE_SPELLINGS, NON_VIEW_OPS, VIEW_OPS
+from conformance.harness.checks import (
+    SAVED_MODIFIED,
+    assert_values,
+    leaf,
+    raises,
+    same_storage,
+    view_and_base_targets,
+)
+from conformance.harness.populations import INPLACE_SPELLINGS, MULTI_OUTPUT_VIEW_OPS, NON_VIEW_OPS, VIEW_OPS
 
 DETACH_UPDATES = INPLACE_SPELLINGS.without(
     "t[0] = 5",
@@ -530,22 +537,8 @@ def test_inplace_on_normal_tensor_inside_bumps_version(device, update, kind, run
     assert (t.is_inference(), t.requires_grad, t.is_leaf) == (False, kind != "plain", kind != "non-leaf")
 
 
-MULTI_OUTPUT = {"x.split(1)[0]", "x.split([1, 1])[0]", "x.chunk(2)[0]", "x.unbind()[0]"}
-MULTI_OUTPUT_VIEWS = VIEW_OPS.without(
-    *sorted(set(VIEW_OPS.ids()) - MULTI_OUTPUT),
-    name="VIEW_OPS of split, chunk and unbind",
-    description="The views of INFER-22: the first outputs of split, chunk and unbind.",
-)
 REGENERATED_VIEW = "is a view and its base or another view of its base has been modified inplace"
-# An in-place update of `b.expand(3, 2, 2)` itself is refused in every mode (its elements overlap): INFER-21 updates
-# only its base.
-VIEW_TARGETS = [  # the members of VIEW_OPS with one output, each updated through `y` and through `b`
-    pytest.param(fn, target, id=f"{mid}-{target}")
-    for mid, fn in VIEW_OPS.available()
-    if mid not in MULTI_OUTPUT
-    for target in ("y", "b")
-    if (mid, target) != ("x.expand(3, 2, 2)", "y")
-]
+VIEW_TARGETS = view_and_base_targets(VIEW_OPS)  # the members with one output, through `y` and `b`
 
 
 def _view_of(device, kind):
@@ -608,7 +601,7 @@ def test_inplace_on_views_inside_regenerates_grad_fn(device, view, target, kind)
 # > RuntimeError whose message contains "is a view and its base or another view of its base has been modified
 # > inplace".
 @pytest.mark.clause("INFER-22")
-@pytest.mark.parametrize("view", MULTI_OUTPUT_VIEWS.params())
+@pytest.mark.parametrize("view", MULTI_OUTPUT_VIEW_OPS.params())
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
 @pytest.mark.parametrize("target", ["y", "b"])
 def test_inplace_on_multi_output_view_inside_then_grad_fn_raises(device, view, kind, target):

@@ -85,7 +85,7 @@ def test_load_copies_values(device, dtype, run):
 
 
 # > LOADSD-3: For every module of LOADSD_MODULES, each loaded parameter and buffer keeps its object and has its
-# > `_version` increased (an in-place copy; by how much is UNSPECIFIED, VERSION-40).
+# > `_version` increased (an in-place copy; by how much is not promised, VERSION-40).
 @pytest.mark.clause("LOADSD-3")
 @pytest.mark.parametrize("make", LOADSD_MODULES.params())
 def test_load_bumps_version(device, make, run):

@@ -9,8 +9,16 @@ import threading
 import pytest
 import torch
 
-from conformance.harness.checks import NO_GRAD_FN, SAVED_MODIFIED, assert_values, compiled_since, leaf, raises
-from conformance.harness.populations import FACTORIES, INPLACE_SPELLINGS, NON_VIEW_OPS, VIEW_OPS
+from conformance.harness.checks import (
+    NO_GRAD_FN,
+    SAVED_MODIFIED,
+    assert_values,
+    compiled_since,
+    leaf,
+    raises,
+    view_and_base_targets,
+)
+from conformance.harness.populations import FACTORIES, INPLACE_SPELLINGS, MULTI_OUTPUT_VIEW_OPS, NON_VIEW_OPS, VIEW_OPS
 
 DISABLING = {
     "torch.no_grad()": torch.no_grad,
@@ -231,22 +239,8 @@ def test_in_place_on_non_leaf_inside(device, spelling, run):
     assert y._version > 0
 
 
-MULTI_OUTPUT = {"x.split(1)[0]", "x.split([1, 1])[0]", "x.chunk(2)[0]", "x.unbind()[0]"}
-MULTI_OUTPUT_VIEWS = VIEW_OPS.without(
-    *sorted(set(VIEW_OPS.ids()) - MULTI_OUTPUT),
-    name="VIEW_OPS of split, chunk and unbind",
-    description="The views of NOGRAD-19: the first outputs of split, chunk and unbind.",
-)
 REGENERATED_VIEW = "is a view and its base or another view of its base has been modified inplace"
-# An in-place update of `b.expand(3, 2, 2)` itself is refused in every mode (its elements overlap): NOGRAD-18 updates
-# only its base.
-VIEW_TARGETS = [  # the members of VIEW_OPS with one output, each updated through `y` and through `b`
-    pytest.param(fn, target, id=f"{mid}-{target}")
-    for mid, fn in VIEW_OPS.available()
-    if mid not in MULTI_OUTPUT
-    for target in ("y", "b")
-    if (mid, target) != ("x.expand(3, 2, 2)", "y")
-]
+VIEW_TARGETS = view_and_base_targets(VIEW_OPS)  # the members with one output, through `y` and `b`
 
 
 def _view_of(device, kind):
@@ -304,7 +298,7 @@ def test_in_place_on_views_inside_regenerates_grad_fn(device, view, target, kind
 # > or `b.add_(1)` with grad mode disabled raises no error, but reading `y.grad_fn` afterwards raises RuntimeError
 # > whose message contains "is a view and its base or another view of its base has been modified inplace".
 @pytest.mark.clause("NOGRAD-19")
-@pytest.mark.parametrize("view", MULTI_OUTPUT_VIEWS.params())
+@pytest.mark.parametrize("view", MULTI_OUTPUT_VIEW_OPS.params())
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
 @pytest.mark.parametrize("target", ["y", "b"])
 def test_in_place_on_multi_output_view_inside_then_grad_fn_raises(device, view, kind, target):

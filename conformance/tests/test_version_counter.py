@@ -111,11 +111,21 @@ def test_compiled_update_on_meta(device, update, run, observe):
         observe("increase of _version", t._version)
 
 
-# > VERSION-40 (UNSPECIFIED): By how much one update of INPLACE_SPELLINGS increases `_version`. Recorded for
-# > every member.
+# > VERSION-40 (OBSERVED: version-count; eager): One update by a member of INPLACE_SPELLINGS increases `_version` by
+# > exactly 1.
 @pytest.mark.clause("VERSION-40")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
-def test_size_of_the_increase(device, update, observe, run):
+def test_one_update_adds_one(device, update, run):
+    t = plain(device)
+    run(update, t)
+    assert t._version == 1
+
+
+# > VERSION-100 (UNSPECIFIED; compile): By how much one update of INPLACE_SPELLINGS, run as a compiled step, increases
+# > `_version`. Recorded for every member.
+@pytest.mark.clause("VERSION-100")
+@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
+def test_size_of_the_compiled_increase(device, update, observe, run):
     t = plain(device)
     try:
         run(update, t)

@@ -44,6 +44,10 @@ def level_badge(clause: reg.Clause) -> list[nodes.Node]:
     """The level after a clause's ID; most clauses are MUST, so only the exceptions carry a badge."""
     if clause.level == "MUST":
         return []
+    if clause.level == "OBSERVED":  # what it pins, and why torch does not promise that, on hover
+        why = " ".join(f"{d}: {reg.DETAILS[d]}." for d in clause.details)
+        badge = nodes.abbreviation(clause.level, clause.level, explanation=why, classes=["clause-level"])
+        return [nodes.Text(" "), badge]
     return [nodes.Text(" "), nodes.inline(clause.level, clause.level, classes=["clause-level"])]
 
 
@@ -106,6 +110,10 @@ class ClauseDirective(SphinxDirective):
         # A search target: the clause ID finds this box first (Sphinx's object search).
         self.env.get_domain("std").note_object("clause-id", cid, box["ids"][0], location=self.get_location())
         facts = [clause.range_text()]
+        if clause.details:
+            facts.append(f"observed, not promised: {', '.join(d.replace('-', ' ') for d in clause.details)}")
+        if clause.scope:
+            facts.append(f"about {clause.scope}")
         if clause.needs_values:
             facts.append("needs values (not applicable on meta)")
         if clause.devices:
@@ -267,6 +275,25 @@ def check_results(app):
         logger.error("%s", exc)
 
 
+class LevelsDirective(SphinxDirective):
+    """What each level means, what an OBSERVED clause may pin and why, and the default scope: from the registry,
+    the one place that defines them (spec.json carries the same)."""
+
+    def run(self):
+        levels = nodes.definition_list()
+        for level, meaning in reg.LEVEL_MEANING.items():
+            levels += nodes.definition_list_item(
+                "", nodes.term(level, level), nodes.definition("", nodes.paragraph(meaning, meaning))
+            )
+        details = nodes.bullet_list()
+        for key, why in reg.DETAILS.items():
+            details += nodes.list_item("", nodes.paragraph("", "", nodes.literal(key, key), nodes.Text(f": {why}.")))
+        intro = "An OBSERVED clause names the details it pins; each is a detail for this reason:"
+        scope = f"Scope. A clause is about {reg.DEFAULT_SCOPE}, unless its head says which tensors it is about "
+        scope += "(a kinds population its tests run in full, such as TENSOR_KINDS, or words)."
+        return [levels, nodes.paragraph(intro, intro), details, nodes.paragraph(scope, scope)]
+
+
 def setup(app):
     app.add_object_type("clause-id", "clause-id", objname="spec clause")  # search targets (see ClauseDirective)
     app.connect("doctree-read", add_page_coverage)
@@ -275,6 +302,7 @@ def setup(app):
     app.add_directive("clause", ClauseDirective)
     app.add_directive("example", ExampleDirective)
     app.add_directive("clause-index", ClauseIndexDirective)
+    app.add_directive("levels", LevelsDirective)
     app.connect("env-check-consistency", check_consistency)
     app.connect("builder-inited", check_results)
     return {"version": "1", "parallel_read_safe": False, "env_version": 1}
