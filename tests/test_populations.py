@@ -56,6 +56,9 @@ ENUMERATED: dict[str, str] = {
         "set_()); the test checks the version of each"
     ),
     "FWAD-2": "the updates of FWAD-1, listed there; the test runs UPDATES, the same fourteen",
+    "INPLACE-24": "the ten updates it lists, on the four dtypes it names; the test runs PROMOTING_UPDATES, those ten, "
+    "on each dtype",
+    "INPLACE-25": "the updates and dtypes of INPLACE-24; the test runs PROMOTING_UPDATES on each dtype",
 }
 
 # The quantifier word does not range over cases a test would have to enumerate.

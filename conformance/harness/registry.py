@@ -67,8 +67,8 @@ DETAILS = {
 }
 # The tensors a clause is about unless its :scope: says otherwise (a kinds population its tests run, or words).
 DEFAULT_SCOPE = (
-    "the tensors its tests build: float32 unless the clause names other dtypes, of one or two dimensions (shape "
-    "(2,), (3,) or (2, 2)) unless it names other shapes, contiguous, made with grad mode on"
+    "the tensors its tests build: float32 unless it names other dtypes; of shape (2,), (3,) or (2, 2) unless it or "
+    "its population names other shapes; contiguous; not a view unless it names views; made with grad mode on"
 )
 CLAUSE_ID_PATTERN = r"[A-Z][A-Z0-9]*-[1-9][0-9]*"  # one clause ID, e.g. DATA-1 (inside other patterns too)
 CLAUSE_ID = re.compile(f"^{CLAUSE_ID_PATTERN}$")

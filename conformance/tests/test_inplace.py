@@ -602,6 +602,106 @@ def test_addcmul_with_operand_requiring_grad_then_backward_runs(device, run):
     assert (x.requires_grad, v.grad is not None) == (True, True)
 
 
+# The updates of INPLACE-24: id -> (update, the dtypes it is refused on). Each is refused on bool; those whose promoted
+# result is floating on the integer dtypes too.
+INTEGER_DTYPES = (torch.int64, torch.int32, torch.uint8)
+PROMOTING_UPDATES = {
+    "t.add_(0.5)": (lambda t: t.add_(0.5), "floating"),
+    "t += 0.5": (lambda t: _iop(t, "__iadd__", 0.5), "floating"),
+    "t.mul_(1.5)": (lambda t: t.mul_(1.5), "floating"),
+    "t.sub_(f)": (lambda t: t.sub_(torch.ones(2, device=t.device)), "floating"),
+    "t.div_(2)": (lambda t: t.div_(2), "floating"),
+    "t.exp_()": (lambda t: t.exp_(), "floating"),
+    "t.sqrt_()": (lambda t: t.sqrt_(), "floating"),
+    "t.add_(1)": (lambda t: t.add_(1), "integer"),
+    "t.clamp_(0, 1)": (lambda t: t.clamp_(0, 1), "integer"),
+    'div_(2, rounding_mode="floor")': (lambda t: t.div_(2, rounding_mode="floor"), "integer"),
+}
+CANNOT_CAST = "can't be cast to the desired output type"
+
+
+# > INPLACE-24: On an integer tensor `t`, every in-place operation whose promoted result type is floating raises
+# > `RuntimeError` whose message contains "can't be cast to the desired output type"; on a `bool` tensor so do those
+# > and the operations whose promoted result type is an integer one. In each case `t` keeps its values, its dtype
+# > and its `_version`. On an integer tensor the last three are accepted and keep the dtype.
+@pytest.mark.clause("INPLACE-24")
+@pytest.mark.parametrize(
+    ("dtype", "update"),
+    [
+        pytest.param(dtype, update, id=f"{update}-{dtype}")
+        for dtype in (*INTEGER_DTYPES, torch.bool)
+        for update in PROMOTING_UPDATES
+        if (dtype, update) != (torch.bool, "t.sub_(f)")  # `-` is refused on bool for a reason of its own
+    ],
+)
+def test_inplace_refuses_a_promoted_dtype(device, dtype, update, run):
+    step, result = PROMOTING_UPDATES[update]
+    t = torch.tensor([1, 0], device=device, dtype=dtype)
+    if dtype != torch.bool and result == "integer":
+        assert run(step, t) is t and t.dtype == dtype and t._version > 0
+        return
+    with raises(RuntimeError, CANNOT_CAST):
+        run(step, t)
+    assert (t.dtype, t._version) == (dtype, 0)
+    if device != "meta":
+        assert t.tolist() == [1, 0]  # [True, False] for bool
+
+
+# > INPLACE-25 (UNSPECIFIED): What the updates of INPLACE-24 do to a `meta` tensor, and run as a compiled step:
+# > recorded per update and dtype.
+@pytest.mark.clause("INPLACE-25")
+@pytest.mark.parametrize("dtype", [*INTEGER_DTYPES, torch.bool], ids=str)
+@pytest.mark.parametrize("update", list(PROMOTING_UPDATES))
+def test_promoted_dtype_on_meta_and_compiled(device, dtype, update, run, observe):
+    t = torch.tensor([1, 0], device=device, dtype=dtype)
+    try:
+        run(PROMOTING_UPDATES[update][0], t)
+    except Exception as exc:  # noqa: BLE001 (recorded, not asserted)
+        observe("exception", f"{type(exc).__module__}.{type(exc).__name__}: {str(exc).splitlines()[0][:120]}")
+    else:
+        observe("accepted", f"{t.dtype}, _version {t._version}")
+
+
+@pytest.mark.clause("INPLACE-24")
+@pytest.mark.parametrize("dtype", INTEGER_DTYPES, ids=str)
+def test_out_of_place_promotes(device, dtype):
+    assert (torch.ones(2, device=device, dtype=dtype) + 0.5).dtype == torch.float32
+
+
+HALF_GAPS_2_0 = ("t.clamp_(0, 1)", "t.exp_()", "t.addcmul_(v, v)", "t.lerp_(v, 0.5)")  # INPLACE-27
+
+
+def _half_precision_update(device, dtype, update, run):
+    t = torch.ones(2, device=device, dtype=dtype)
+    run(update, t)
+    assert (t.dtype, t._version > 0) == (dtype, True)
+
+
+# > INPLACE-26 (since 2.1, cpu): Every member of INPLACE_SPELLINGS is accepted on a float16 and on a bfloat16 tensor
+# > on cpu and increases its `_version`; the tensor keeps its dtype.
+@pytest.mark.clause("INPLACE-26")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
+def test_half_precision_takes_every_spelling(device, dtype, update, run):
+    _half_precision_update(device, dtype, update, run)
+
+
+# > INPLACE-27 (until 2.1, cpu): On torch 2.0, on cpu, four members on a float16 tensor raise RuntimeError whose
+# > message contains "not implemented for 'Half'", and leave its `_version` unchanged; every other member, and every
+# > member on a bfloat16 tensor, is accepted.
+@pytest.mark.clause("INPLACE-27")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize(("member", "update"), [pytest.param(*m, id=m[0]) for m in INPLACE_SPELLINGS.available()])
+def test_half_precision_gaps_before_2_1(device, dtype, member, update, run):
+    if dtype == torch.bfloat16 or member not in HALF_GAPS_2_0:
+        _half_precision_update(device, dtype, update, run)
+        return
+    t = torch.ones(2, device=device, dtype=dtype)
+    with raises(RuntimeError, "not implemented for 'Half'"):
+        run(update, t)
+    assert t._version == 0
+
+
 # > INPLACE-17: After an in-place update of a leaf under `torch.no_grad()`, operations recorded afterwards are
 # > differentiated at the new values.
 @pytest.mark.clause("INPLACE-17")

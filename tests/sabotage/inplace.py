@@ -148,7 +148,25 @@ def inplace_ignores_operand_requiring_grad():
         setattr(torch.Tensor, name, operand_grad_dropped(getattr(torch.Tensor, name)))
 
 
+def promoted_dtype_truncated(original):
+    """`original`, casting a Python float operand to the tensor's integer dtype instead of refusing the update."""
+
+    @functools.wraps(original)
+    def method(self, *args, **kwargs):
+        if not self.is_floating_point() and args and isinstance(args[0], float):
+            args = (int(args[0]), *args[1:])
+        return original(self, *args, **kwargs)
+
+    return method
+
+
+def inplace_truncates_promoted_dtype():
+    """`t.add_(0.5)` and `t.mul_(1.5)` on an integer or bool tensor update it with the truncated number."""
+    _patch_methods(promoted_dtype_truncated)
+
+
 CASES = [
+    ("inplace_truncates_promoted_dtype", "test_inplace.py", {"INPLACE-24"}),
     ("inplace_on_leaf_allowed", "test_inplace.py", {"INPLACE-1", "INPLACE-2", "INPLACE-3"}),
     ("inplace_on_float16_leaf_allowed", "test_inplace.py", {"INPLACE-1", "INPLACE-2", "INPLACE-3"}),
     ("inplace_on_view_not_recorded", "test_inplace.py", {"INPLACE-21", "INPLACE-22"}),
