@@ -3,8 +3,9 @@
 Readers arrive with a message pasted from a traceback. On the landing page, an ``error-entry`` shows the message,
 the situation that raises it, the page that explains it, the fix, and the clauses whose tests prove torch raises it
 (tests/test_site.py checks that each names the message). The page named first under "Read" lists the message under
-"Errors this page explains", where it is a search object: a pasted message finds that page first
-(docs/_static/scorer.js ranks these objects above pages that merely contain its words).
+"Errors this page explains". Each entry is a search object: a pasted message, or a whole traceback line holding it,
+finds the entry with its fix first (docs/_static/scorer.js ranks these objects above pages that merely contain its
+words, and reads a pasted line as the message it holds).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def owners() -> dict[str, list[str]]:
 
 
 def anchor(message: str) -> str:
-    return nodes.make_id(f"error-{message}")[:80]
+    return nodes.make_id(f"error-{message}")[:80].rstrip("-")  # as docutils would make the id of the cut name
 
 
 class ErrorDirective(SphinxDirective):
@@ -59,6 +60,10 @@ class ErrorDirective(SphinxDirective):
             raise self.error(f"error entry {message!r}: its :read: must name a page with {{doc}}`/spec/...` first")
         entry = nodes.container(classes=["error-entry"], names=[anchor(message)])  # a label: pages link here
         self.state.document.note_explicit_target(entry)
+        # The search object of the message is this entry, which holds the fix: a pasted message lands here first.
+        # (The search index escapes a straight quote twice, "&amp;#x27;" in results: a typographic one reads the same.)
+        std = self.env.get_domain("std")
+        std.note_object(OBJECT_TYPE, message.replace("'", "\u2019"), entry["ids"][0], location=entry)
         entry += nodes.paragraph("", "", nodes.literal(message, message), classes=["error-message"])
         for label, option in (("When", "when"), ("Read", "read"), ("Fix", "fix")):
             text, problems = self.parse_inline(self.options[option], lineno=self.lineno)
@@ -80,15 +85,12 @@ def add_errors_here(app, doctree) -> None:
     box = nodes.container(classes=["errors-here"])
     box += nodes.paragraph("", "", nodes.strong("Errors this page explains", "Errors this page explains"))
     items = nodes.bullet_list()
-    std = app.env.get_domain("std")
     for message in messages:
         item = nodes.paragraph("", "", ids=[anchor(message)])
         item += nodes.literal(message, message)
         fix = ref_link(anchor(message), nodes.inline("", "when, and the fix"))
         item += [nodes.Text(" ("), fix, nodes.Text(")")]
         doctree.note_explicit_target(item)
-        # The search index escapes a straight quote twice ("&amp;#x27;" in results): a typographic one reads the same
-        std.note_object(OBJECT_TYPE, message.replace("'", "\u2019"), anchor(message), location=item)
         items += nodes.list_item("", item)
     box += items
     page = next(doctree.findall(nodes.section))

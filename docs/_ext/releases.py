@@ -20,6 +20,7 @@ from conformance.harness import registry as reg
 from conformance.harness import releases
 
 INDEX_TITLE = "torch release notes for updates"
+RELEASE_OBJECT = "torch-release"
 
 
 def page_title(version: Version) -> str:
@@ -69,7 +70,10 @@ class ReleaseChangesDirective(SphinxDirective):
             f"(since {version}). For each page of the spec, what held before is shown next to what holds from "
             f"{version}.",
         )
-        out = [intro]
+        # A search object: "2.9" or "torch 2.9" in the search box finds this page first (docs/_static/scorer.js)
+        target = nodes.target("", "", ids=[f"torch-{version}"])
+        self.env.get_domain("std").note_object(RELEASE_OBJECT, str(version), target["ids"][0], location=intro)
+        out = [target, intro]
         for page in sorted({c.page for c in stops + starts}):
             heading = nodes.rubric("", "", doc_link(f"spec/{page}"), classes=["release-page"])
             pair = nodes.container(classes=["release-pair"])
@@ -129,6 +133,7 @@ def always_read(app, env, added, changed, removed):
 
 
 def setup(app):
+    app.add_object_type(RELEASE_OBJECT, RELEASE_OBJECT, objname="torch release")
     app.connect("builder-inited", generate)
     app.connect("env-get-outdated", always_read)
     app.add_directive("release-changes", ReleaseChangesDirective)
