@@ -46,6 +46,7 @@ html_title = "torch-update-spec"
 html_static_path = ["docs/_static"]
 html_extra_path = ["docs/_root"]  # index.html at the site root, redirecting to the landing page
 html_css_files = ["clauses.css", "matrix.css", "releases.css"]
+html_js_files = ["your_torch.js"]  # the "Your torch" page (docs/your_torch.md); does nothing on other pages
 html_search_scorer = "docs/_static/scorer.js"  # clause IDs and pasted errors find their entry first
 copybutton_prompt_text = r">>> |\.\.\. "
 copybutton_prompt_is_regexp = True
