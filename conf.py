@@ -43,6 +43,7 @@ extlinks_detect_hardcoded_links = False
 # furo: maintained, accessible, readable tables and code on narrow screens, no JS framework to build.
 html_theme = "furo"
 html_title = "torch-update-spec"
+html_favicon = "docs/_static/favicon.svg"  # else every page asks for /favicon.ico, a 404
 html_static_path = ["docs/_static"]
 html_extra_path = ["docs/_root"]  # index.html at the site root, redirecting to the landing page
 html_css_files = ["clauses.css", "matrix.css", "releases.css"]
