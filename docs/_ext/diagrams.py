@@ -140,7 +140,9 @@ class DiagramDirective(SphinxDirective):
             raise self.error(f"unknown diagram {name!r}; known: {', '.join(DIAGRAMS)}")
         path = render(name)
         figure = nodes.figure(classes=["diagram"])
-        figure += nodes.image(uri=f"/docs/_generated/{path.name}", alt=DIAGRAMS[name][0].__doc__)
+        # A width makes Sphinx link the picture to its full-size file (html_scaled_image_link): on a phone, where the
+        # labels are too small to read, a tap opens the SVG alone, to zoom.
+        figure += nodes.image(uri=f"/docs/_generated/{path.name}", alt=DIAGRAMS[name][0].__doc__, width="100%")
         caption = nodes.container()
         self.state.nested_parse(self.content, self.content_offset, caption)
         figure += nodes.caption("", "", *caption.children[0].children) if caption.children else []
