@@ -260,6 +260,35 @@ def add_page_coverage(app, doctree):
         page.insert(page.index(first), note)
 
 
+def add_compiled_line(app, doctree):
+    """On each spec page that has clauses about one mode: a "Compiled:" line right under its summary, so that a reader
+    who runs torch.compile learns there, not sections further down, which clauses differ and which state what
+    compiled code does (the differences by release: spec/compile)."""
+    docname = app.env.docname
+    if not docname.startswith("spec/") or docname == "spec/compile":
+        return
+    clauses = [c for c in reg.default().clauses.values() if c.page == docname[5:] and not c.withdrawn]
+    eager = [c.id for c in clauses if c.modes == ("eager",)]
+    compiled = [c.id for c in clauses if c.modes == ("compile",)]
+    if not eager and not compiled:
+        return
+    line = nodes.paragraph(classes=["compiled-line"])
+    line += nodes.strong("Compiled:", "Compiled:")
+    text = f" under torch.compile (backend aot_eager) {len(eager)} clauses of this page hold in eager mode only"
+    line += nodes.Text(text + ("; what compiled code does is stated by " if compiled else "."))
+    for i, cid in enumerate(compiled):
+        line += [nodes.Text(", " if i else ""), _clause_link(cid)]
+    line += [nodes.Text(". Every difference, by release: "), doc_link("spec/compile"), nodes.Text(".")]
+    page = next(doctree.findall(nodes.section), None)
+    if page is None:
+        return
+    summary = next(
+        (n for n in page.children if isinstance(n, nodes.paragraph) and n.astext().startswith("Summary.")), None
+    )
+    after = summary if summary is not None else next((n for n in page.children if isinstance(n, nodes.paragraph)), None)
+    page.insert(page.index(after) + 1 if after is not None else 1, line)
+
+
 def check_consistency(app, env):
     seen = getattr(env, "tus_clauses_seen", set())
     missing = sorted(set(reg.default().clauses) - seen)
@@ -297,6 +326,7 @@ class LevelsDirective(SphinxDirective):
 def setup(app):
     app.add_object_type("clause-id", "clause-id", objname="spec clause")  # search targets (see ClauseDirective)
     app.connect("doctree-read", add_page_coverage)
+    app.connect("doctree-read", add_compiled_line)
     app.add_directive("results-coverage", CoverageDirective)
     app.add_role("clause", clause_role)
     app.add_directive("clause", ClauseDirective)
