@@ -35,7 +35,9 @@ def population_text(name: str, diverging: str | None = None) -> list[str]:
     if hasattr(population, "page_lines"):  # drawn from torch (op_db): its recorded members per release
         return population.page_lines()
     ids = ", ".join(f"`{mid}`" for mid in population.ids())
-    return [f"**Population `{name}`** ({len(population.members)} members): {population.description}", "", ids]
+    # The description stays in view; the members fold (a long list would push the clauses screens down the page).
+    head = f"**Population `{name}`** ({len(population.members)} members): {population.description}"
+    return [head, "", f"::::{{dropdown}} The {len(population.members)} members of `{name}`", ids, "::::"]
 
 
 class PopulationDirective(SphinxDirective):
