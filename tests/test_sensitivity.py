@@ -181,7 +181,7 @@ DIVERGENT = {
 DIVERGENT_ON_META = {"COMPILE-10", "COPY-97", "INDEX-98", "INPLACE-95", "INPLACE-96", "VERSION-93"}
 # SAME_AS_EAGER: for a range of releases compiled code behaves as eager does, or what the clause's tests check
 # holds eagerly too (VIEW-90: its tests check the message fragment, which the eager error has as well; INPLACE-98
-# is UNSPECIFIED: its test records, it cannot fail).
+# and VERSION-100 are UNSPECIFIED: their tests record, they cannot fail).
 SAME_AS_EAGER = {
     "COMPILE-6",
     "COPY-91",
@@ -198,6 +198,7 @@ SAME_AS_EAGER = {
     "VERSION-92",
     "VERSION-96",
     "VERSION-97",
+    "VERSION-100",
     "VIEW-90",
     "VIEW-92",
 }
