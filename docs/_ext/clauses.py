@@ -8,6 +8,7 @@ an error under ``-W``.
 
 from __future__ import annotations
 
+import html
 import re
 
 from docutils import nodes
@@ -222,18 +223,31 @@ class ClauseIndexDirective(SphinxDirective):
     rendered as MyST (so its code and clause links read as on the page), its page, versions and recorded status."""
 
     def run(self):
-        clauses = sorted(reg.default().clauses.values(), key=lambda c: (c.page, _number(c.id)))
-        rows = []
-        for c in clauses:
-            statement = nodes.container()
-            text = RELATIVE_DOC.sub(r"{doc}`/spec/\1`", first_sentence(" ".join(c.text.split())))  # spec/ relative
-            self.state.nested_parse(StringList([text]), 0, statement)
-            declared = c.range_text().replace(" (exclusive)", "").replace("all versions", "all")
-            versions = declared if c.level == "MUST" else f"{c.level}; {declared}"
-            page = doc_link(f"spec/{c.page}", nodes.inline(c.page, c.page))
-            rows.append([_clause_link(c.id), page, versions, status.short(c), statement])
-        header = ["Clause", "Page", "Versions", "Holds on", "Statement"]
-        return [table(["clause-index"], (9, 11, 11, 13, 56), header, rows)]
+        # One table per page, folded under the page's title and count: the index is a screen long until opened.
+        out = []
+        for page in reg.default().pages():
+            clauses = sorted((c for c in reg.default().clauses.values() if c.page == page), key=lambda c: _number(c.id))
+            rows = []
+            for c in clauses:
+                statement = nodes.container()
+                text = RELATIVE_DOC.sub(r"{doc}`/spec/\1`", first_sentence(" ".join(c.text.split())))  # spec/ relative
+                self.state.nested_parse(StringList([text]), 0, statement)
+                declared = c.range_text().replace(" (exclusive)", "").replace("all versions", "all")
+                versions = declared if c.level == "MUST" else f"{c.level}; {declared}"
+                rows.append([_clause_link(c.id), versions, status.short(c), statement])
+            title = _page_title(page)
+            summary = f"<details class=\"clause-index-page\"><summary>{html.escape(title)} ({len(clauses)} clauses: "
+            summary += f"{html.escape(clauses[0].id)} to {html.escape(clauses[-1].id)})</summary>"
+            out += [nodes.raw("", summary, format="html"), nodes.paragraph("", "", doc_link(f"spec/{page}"))]
+            header = ["Clause", "Versions", "Holds on", "Statement"]
+            out += [table(["clause-index"], (10, 12, 14, 64), header, rows), nodes.raw("", "</details>", format="html")]
+        return out
+
+
+def _page_title(page: str) -> str:
+    """The page's heading as plain text (its first line, without the markup)."""
+    first = (reg.SPEC_DIR / f"{page}.md").read_text(encoding="utf-8").splitlines()[0]
+    return re.sub(r"[`*]", "", first.lstrip("# ").strip())
 
 
 def _number(cid: str) -> int:
