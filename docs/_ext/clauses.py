@@ -236,7 +236,7 @@ class ClauseIndexDirective(SphinxDirective):
                 versions = declared if c.level == "MUST" else f"{c.level}; {declared}"
                 rows.append([_clause_link(c.id), versions, status.short(c), statement])
             title = _page_title(page)
-            summary = f"<details class=\"clause-index-page\"><summary>{html.escape(title)} ({len(clauses)} clauses: "
+            summary = f'<details class="clause-index-page"><summary>{html.escape(title)} ({len(clauses)} clauses: '
             summary += f"{html.escape(clauses[0].id)} to {html.escape(clauses[-1].id)})</summary>"
             out += [nodes.raw("", summary, format="html"), nodes.paragraph("", "", doc_link(f"spec/{page}"))]
             header = ["Clause", "Versions", "Holds on", "Statement"]
