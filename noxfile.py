@@ -5,6 +5,7 @@ nox -s conformance -- --all             # every torch of the window: every claus
 nox -s "conformance(torch='2.0.1')"     # one version
 nox -s conformance -- --device cpu      # arguments after -- go to pytest
 nox -s "ranges(torch='2.5.1')"          # only the check that version ranges are tight, on one version
+nox -s page -- inplace                  # the short loop for one spec page (docs/contributing.md)
 """
 
 import os
@@ -248,6 +249,28 @@ def tests(session):
         "2",
     )
     build_docs(session)
+
+
+@nox.session(python=PYTHON, venv_backend="venv")
+def page(session):
+    """The short loop for one spec page (nox -s page -- inplace): its clauses' format, quantifiers, scope and level
+    checks, its tests on both devices and modes, and its sabotage cases, on the torch of the tests session."""
+    if len(session.posargs) != 1:
+        session.error("name one spec page: nox -s page -- inplace (pages: " + ", ".join(reg.default().pages()) + ")")
+    name = session.posargs[0].removeprefix("spec/").removesuffix(".md")
+    if name not in reg.default().pages():
+        session.error(f"no spec page {name!r}; pages: {', '.join(reg.default().pages())}")
+    groups = nox.project.dependency_groups(PYPROJECT, "dev")
+    install_torch(session, TESTS_TORCH, *SUITE_NEEDS, *groups)
+    ids = [c.id for c in reg.default().clauses.values() if c.page == name and not c.withdrawn]
+    # The spec checks parametrized by clause (test_x[INPLACE-1]): format, quantifiers, scope, levels.
+    by_clause = " or ".join(f"{cid}]" for cid in ids)
+    session.run(*PYTEST, "tests/test_populations.py", "tests/test_levels.py", "-q", "-k", by_clause)
+    tests = f"conformance/tests/test_{name}.py"
+    if Path(tests).is_file():
+        session.run(*PYTEST, tests, "--device", "cpu,meta", "--mode", "eager,compile", "-n", "2", "-q")
+    # Its sabotage cases (tests/sabotage/<page>.py), each a pytest of its own: test_x[inplace:case].
+    session.run(*PYTEST, "tests/test_sensitivity.py", "-n", "2", "-q", "-k", f"clauses_fail and {name}:")
 
 
 def build_docs(session) -> None:
