@@ -181,3 +181,18 @@ def serve():
     for server in servers:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture(scope="session")
+def fresh_results():
+    """The committed results, valid and fresh for the current spec and tests. A test that reads them asks for this
+    fixture: stale or missing results then fail it with the results checker's own message (every stale clause and
+    the command that refreshes it), the same from every test, never a skip or an error of the test's own."""
+    from conformance.harness import results
+
+    try:
+        found, files = results.check_recorded()
+    except results.ResultsError as exc:
+        pytest.fail(f"recorded results: {exc}", pytrace=False)
+    if not files:
+        pytest.fail(f"recorded results: none under {results.RESULTS_DIR}; {results.REFRESH_HINT}", pytrace=False)

@@ -63,6 +63,7 @@ def cli(installed: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.usefixtures("fresh_results")
 def test_the_wheel_holds_every_spec_page_and_recorded_result_and_no_torch(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     pages = {f"conformance/spec/{p.name}" for p in (ROOT / "spec").glob("*.md")}
@@ -84,6 +85,7 @@ def test_the_installed_package_is_itself_and_does_not_import_torch(installed, tm
     assert Path(where).is_relative_to(installed.parent) and imported == "False", out.stdout + out.stderr
 
 
+@pytest.mark.usefixtures("fresh_results")  # it diffs against the recorded release
 def test_run_then_diff_from_the_installed_package(installed, tmp_path):
     """A whole eager run on cpu passes, writes valid results, and matches the recorded release of this torch."""
     run = cli(

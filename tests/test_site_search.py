@@ -17,6 +17,8 @@ sphinx_build = pytest.importorskip("sphinx.cmd.build")  # a docs dependency, ins
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 import errors  # noqa: E402  (the landing page's entries: each message and the page that explains it)
 
+pytestmark = pytest.mark.usefixtures("fresh_results")  # they read the recorded results
+
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:

@@ -6,6 +6,8 @@ import pytest
 
 from conformance.harness import registry, spec_data, status
 
+pytestmark = pytest.mark.usefixtures("fresh_results")  # they read the recorded results
+
 jsonschema = pytest.importorskip("jsonschema")  # a dev dependency, installed by nox -s tests
 
 
