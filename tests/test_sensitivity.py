@@ -125,6 +125,7 @@ DIVERGENT = {
     "DATA-102",
     "DETACH-90",
     "DETACH-91",
+    "DETACH-92",
     "FUNC-90",
     "FUNC-91",
     "GRAD-91",

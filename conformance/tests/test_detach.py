@@ -217,6 +217,32 @@ def _detach_(x):
     return x.detach_()
 
 
+def _detach_then_read(x):
+    y = x * 2
+    y.detach_()
+    return y, y.requires_grad
+
+
+# > DETACH-12: Code that calls `y.detach_()` on a non-leaf `y = x * 2` it made and then reads `y.requires_grad`
+# > reads False, and the `y` it returns is a leaf that does not require grad.
+@pytest.mark.clause("DETACH-12")
+@pytest.mark.compiled_since("2.12", before="DETACH-92")  # compiled, the read gave True before
+def test_requires_grad_read_after_detach_(device, run):
+    y, read = run(_detach_then_read, leaf(device))
+    assert read is False
+    assert (y.requires_grad, y.is_leaf) == (False, True)
+
+
+# > DETACH-92 (compile, until 2.12): Before 2.12, inside a compiled function, `y.requires_grad` read right after
+# > `y.detach_()` on a non-leaf `y = x * 2` made there is True; the `y` the function returns is a leaf that does
+# > not require grad, as eagerly.
+@pytest.mark.clause("DETACH-92")
+def test_requires_grad_read_after_detach_compiled_before_2_12(device, run):
+    y, read = run(_detach_then_read, leaf(device))
+    assert read is True
+    assert (y.requires_grad, y.is_leaf) == (False, True)
+
+
 VIEWS = {
     "leaf[:1]": lambda x: x[:1],
     "leaf.view(2)": lambda x: x.view(2),

@@ -32,7 +32,13 @@ def detach_copies_bfloat16():
     torch.Tensor.detach = lambda self: _detach(self).clone() if self.dtype == torch.bfloat16 else _detach(self)
 
 
+def detach_in_place_skips_non_leaves():
+    """`detach_()` on a non-leaf returns it unchanged: it still requires grad and keeps its `grad_fn`."""
+    torch.Tensor.detach_ = lambda self: self if not self.is_leaf else _detach_(self)
+
+
 CASES = [
+    ("detach_in_place_skips_non_leaves", "test_detach.py", {"DETACH-9", "DETACH-12"}),
     ("detach_returns_data", "test_detach.py", {"DETACH-3", "DETACH-4", "DETACH-6"}),
     ("detach_returns_copy", "test_detach.py", {"DETACH-1", "DETACH-3", "DETACH-5", "DETACH-6"}),
     ("detach_in_place_accepts_views", "test_detach.py", {"DETACH-10"}),
