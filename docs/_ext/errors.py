@@ -102,4 +102,4 @@ def setup(app):
     app.add_object_type(OBJECT_TYPE, OBJECT_TYPE, objname="error message")
     app.add_directive("error-entry", ErrorDirective)
     app.connect("doctree-read", add_errors_here)
-    return {"version": "1", "parallel_read_safe": False}
+    return {"version": "1", "parallel_read_safe": False, "env_version": 2}  # 2: the objects moved to the entries
