@@ -88,7 +88,7 @@ CASES = [
         "unknown-level",
         "a clause's `:level:` is not one of the levels",
         ":::{clause} BROKEN-1\n:level: SHALL\n\nx\n:::\n",
-        "spec/broken.md:4: BROKEN-1 needs :level: one of MUST, SHOULD, MAY, UNSPECIFIED (got 'SHALL')",
+        "spec/broken.md:4: BROKEN-1 needs :level: one of MUST, OBSERVED, SHOULD, MAY, UNSPECIFIED (got 'SHALL')",
     ),
     _case(
         "unknown-device",
