@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent))  # nox does not put the project o
 from conformance.harness import fingerprints as fp  # noqa: E402
 from conformance.harness import registry as reg  # noqa: E402
 from conformance.harness import results  # noqa: E402
-from conformance.window import TESTS_TORCH, TORCH_WINDOW, numpy_requirement  # noqa: E402
+from conformance.window import TESTS_TORCH, TORCH_WINDOW, companions  # noqa: E402
 
 # Environments with compiled bytecode: these machines set PYTHONDONTWRITEBYTECODE=1, and without .pyc files
 # every `import torch` recompiles its sources (about 4 s instead of 2.3 s).
@@ -37,6 +37,7 @@ PYTEST = ("python", "-m", "pytest", "-p", "no:cacheprovider")  # the suite, from
 
 
 # What the suite needs beside torch: the package's own dependencies (pyproject.toml), one list for both.
+MODES = ",".join(reg.MODES)  # a recording and the range checks run every mode (harness/modes.py)
 SUITE_NEEDS = PYPROJECT["project"]["dependencies"]
 # Disk one torch release takes, environment + uv's cache of its wheels: from PyPI (CUDA builds) 4.3-5.4 GB of
 # environment on 2.0.1-2.15.0 plus the cached wheels; CPU-only 2.13.0, 0.75 GB installed + a 0.19 GB wheel.
@@ -46,7 +47,7 @@ GB_PER_RELEASE = {"pypi": 8, "cpu": 2}
 def install_torch(session, version: str, *extra: str) -> None:
     """Install a torch release (and what the suite needs); a failure ends the session with one line."""
     try:
-        session.install(f"torch=={version}", numpy_requirement(version), *extra)
+        session.install(f"torch=={version}", *companions(version), *extra)
     except nox.command.CommandFailed:
         index = os.environ.get("UV_TORCH_BACKEND") if session.venv_backend == "uv" else None  # pip ignores it
         where = f"PyTorch's {index} index (UV_TORCH_BACKEND={index}; unset it to use PyPI)" if index else "PyPI"
@@ -99,14 +100,14 @@ def conformance(session, torch):
         if stale
         else "every clause"
     )
-    session.log(f"torch {torch}: {what} to run, eager and compile, on every device present; {progress(torch)}")
+    session.log(f"torch {torch}: {what} to run, in every mode ({MODES}), on every device present; {progress(torch)}")
     before = results.stamps(results.targets(str(target)).values())
     started = time.monotonic()
     try:
         # --record: a partial run (-k, -x, a narrower path ...) is refused, never written over the recorded results.
         # Both modes: the update steps as written and through torch.compile (conformance/harness/modes.py).
         suite = only or ["conformance"]
-        if session.run(*PYTEST, "--record", "--mode", "eager,compile", "--results", str(target), *suite, *args) is None:
+        if session.run(*PYTEST, "--record", "--mode", MODES, "--results", str(target), *suite, *args) is None:
             return  # nox --install-only: the environment is ready, nothing was meant to run
         # Exit 0 and nothing written (a test that ends the process, a plugin blocked): the old files must not stand
         # as this recording.
@@ -199,7 +200,7 @@ def ranges(session, torch):
 
 def check_ranges(session, *args: str) -> None:
     """Tests of a clause with a version range must fail on this release when it is outside the range."""
-    session.run(*PYTEST, "-q", "--ignore-ranges", "--device", "cpu,meta", "--mode", "eager,compile", *args)
+    session.run(*PYTEST, "-q", "--ignore-ranges", "--device", "cpu,meta", "--mode", MODES, *args)
 
 
 def workers(args: list[str]) -> list[str]:
@@ -268,7 +269,7 @@ def page(session):
     session.run(*PYTEST, "tests/test_populations.py", "tests/test_levels.py", "-q", "-k", by_clause)
     tests = f"conformance/tests/test_{name}.py"
     if Path(tests).is_file():
-        session.run(*PYTEST, tests, "--device", "cpu,meta", "--mode", "eager,compile", "-n", "2", "-q")
+        session.run(*PYTEST, tests, "--device", "cpu,meta", "--mode", MODES, "-n", "2", "-q")
     # Its sabotage cases (tests/sabotage/<page>.py), each a pytest of its own: test_x[inplace:case].
     session.run(*PYTEST, "tests/test_sensitivity.py", "-n", "2", "-q", "-k", f"clauses_fail and {name}:")
 

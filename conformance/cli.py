@@ -1,6 +1,6 @@
 """torch-update-spec: run the conformance suite on the torch of this environment, and compare with the recorded results.
 
-    torch-update-spec run [--device cpu,meta] [--mode eager,compile] [--results PATH] [-- PYTEST-ARGS]
+    torch-update-spec run [--device cpu,meta] [--mode eager,compile,inductor] [--results PATH] [-- PYTEST-ARGS]
     torch-update-spec diff [--results PATH] [--against VERSION]
 
 `run` runs the suite installed with this package against the torch that `python` imports here (a ROCm, XPU, custom
@@ -36,7 +36,7 @@ from conformance.commands import (
     shown,
     split_pytest_args,
 )
-from conformance.harness import diff, results
+from conformance.harness import diff, registry, results
 
 PROG = "torch-update-spec"
 SUITE = Path(__file__).resolve().parent
@@ -56,7 +56,8 @@ def parser() -> OneLineParser:
     commands = top.add_subparsers(dest="command", required=True, parser_class=Parser)
     run = commands.add_parser("run", help="run the suite on the torch of this environment")
     run.add_argument("--device", help="comma-separated devices (cpu,meta,cuda,mps); default: every present one")
-    run.add_argument("--mode", default="eager,compile", help="comma-separated modes; default: eager,compile")
+    every_mode = ",".join(registry.MODES)
+    run.add_argument("--mode", default=every_mode, help=f"comma-separated modes; default: {every_mode}")
     run.add_argument("--results", metavar="PATH", default=str(DEFAULT_RESULTS / "{device}.json"))
     against = commands.add_parser("diff", help="compare the last run with the recorded results")
     against.add_argument("--results", metavar="PATH", help="results of a run (default: the last run in this folder)")

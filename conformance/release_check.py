@@ -56,7 +56,7 @@ from conformance.commands import (  # noqa: E402
 )
 from conformance.harness import modes, results  # noqa: E402
 from conformance.harness.devices import KNOWN  # noqa: E402
-from conformance.window import numpy_requirement  # noqa: E402
+from conformance.window import companions  # noqa: E402
 
 ENVS = ROOT / ".nox" / "release-check"
 
@@ -178,7 +178,7 @@ def install(spec: str) -> tuple[Path, str]:
         raise UsageError(
             f"uv installed torch {version}, which index URL {redacted(spec)} does not serve; it came from elsewhere"
         )
-    _install(python, [numpy_requirement(version)], spec, env)  # op_db needs it; which numpy goes with the torch
+    _install(python, companions(version), spec, env)  # op_db needs numpy (the one that goes with the torch)
     return python, version
 
 

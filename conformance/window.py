@@ -36,6 +36,14 @@ def numpy_requirement(torch_version: str) -> str:
     return "numpy<2" if (major, minor) < (2, 4) else "numpy"
 
 
+def companions(torch_version: str) -> list[str]:
+    """What the suite installs beside this torch: numpy to match it, and for torch 2.1 setuptools, whose
+    ``pkg_resources`` its inductor imports (uv's environments have no setuptools; a venv of Python 3.11 has;
+    setuptools 81 drops ``pkg_resources``). Any PEP 440 version, as ``numpy_requirement``."""
+    major, minor = (*Version(torch_version).release, 0)[:2]
+    return [numpy_requirement(torch_version), *(["setuptools<81"] if (major, minor) < (2, 2) else [])]
+
+
 # The torch that `nox -s tests` checks the harness and the suite against: pip takes it from a local
 # CPU wheel on this project's machines (fast), and from PyPI elsewhere.
 TESTS_TORCH = "2.13.0"

@@ -178,6 +178,8 @@ DIVERGENT = {
     "VIEW-97",
     "VIEW-98",
 }
+# Divergences of inductor alone: with aot_eager in its place (and eagerly) their tests fail.
+INDUCTOR_DIVERGENT = {"DATA-103", "INFER-92", "VERSION-101", "VERSION-102"}
 # A divergence on meta only: the run below (cpu) cannot see it.
 DIVERGENT_ON_META = {"COMPILE-10", "COPY-97", "INDEX-98", "INPLACE-95", "INPLACE-96", "VERSION-93"}
 # SAME_AS_EAGER: for a range of releases compiled code behaves as eager does, or what the clause's tests check
@@ -208,9 +210,10 @@ SAME_AS_EAGER = {
 def test_every_compile_only_clause_is_classified():
     from conformance.harness import registry
 
-    compile_only = {c.id for c in registry.default().clauses.values() if c.modes == ("compile",)}
-    assert compile_only == DIVERGENT | DIVERGENT_ON_META | SAME_AS_EAGER
+    compile_only = {c.id for c in registry.default().clauses.values() if c.compiled_only}
+    assert compile_only == DIVERGENT | DIVERGENT_ON_META | SAME_AS_EAGER | INDUCTOR_DIVERGENT
     assert not DIVERGENT & SAME_AS_EAGER and not DIVERGENT_ON_META & (DIVERGENT | SAME_AS_EAGER)
+    assert not INDUCTOR_DIVERGENT & (DIVERGENT | DIVERGENT_ON_META | SAME_AS_EAGER)
 
 
 def test_run_ignoring_the_mode_fails_the_divergences(tmp_path):
@@ -249,3 +252,28 @@ def test_run_ignoring_the_mode_fails_the_divergences(tmp_path):
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
     failed = failing(doc, mode="compile")
     assert expected <= failed, f"not failing with the mode ignored: {sorted(expected - failed)}"
+
+
+def test_run_ignoring_the_backend_fails_the_inductor_divergences(tmp_path):
+    """Sabotage of the harness: a ``run`` fixture that compiles with aot_eager in the inductor mode makes the
+    inductor divergence clauses fail (INFER-92 among them: the update inductor accepts, aot_eager refuses)."""
+    import torch
+
+    from conformance.harness import registry
+
+    clauses = registry.default().clauses
+    expected = {cid for cid in INDUCTOR_DIVERGENT if clauses[cid].applies_to(torch.__version__)}
+    if not expected:
+        pytest.skip(f"no inductor divergence clause applies to torch {torch.__version__}")
+    tests = [
+        t
+        for f in ("test_data.py", "test_inference_mode.py", "test_version_counter.py")
+        for t in _tests_naming(f, expected)
+    ]
+    # grad mode enabled only, of INFER-92's two: a clause with one failing test fails (inductor's compiles are slow)
+    only = ("-k", "enabled or assign_data or counts_mutated")
+    sabotage = ("-p", "tests.sabotage", "--device", "cpu", "--mode", "inductor", *only, *tests)
+    proc, doc = run_conformance(tmp_path, *sabotage, env={"SABOTAGE": "compile:run_ignores_backend"})
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    failed = failing(doc, mode="inductor")
+    assert expected <= failed, f"not failing with aot_eager in inductor's place: {sorted(expected - failed)}"

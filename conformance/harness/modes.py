@@ -1,4 +1,5 @@
-"""Modes: a test's update step run as written (``eager``) or through ``torch.compile`` (``compile``).
+"""Modes: a test's update step run as written (``eager``) or through ``torch.compile``: with ``backend="aot_eager"``
+(``compile``) or with the default backend, inductor (``inductor``).
 
 Note [Writing a test that runs in both modes]
 ---------------------------------------------
@@ -18,16 +19,18 @@ The update step of a test, the user code its clause is about, goes into a functi
         assert x.is_leaf and x.requires_grad and x._version > 0
 
 A test that asks for ``run`` runs once per selected mode (ids ``test_x[cpu-eager]``,
-``test_x[cpu-compile]``); a test without it is eager-only, and a clause none of whose tests
-takes part is ``not-applicable`` in compile mode. ``run.function(step)`` returns the step
+``test_x[cpu-compile]``, ``test_x[cpu-inductor]``); a test without it is eager-only, and a clause none of whose
+tests takes part is ``not-applicable`` in the compiled modes. The inductor mode runs the clauses that name it in
+``:modes:`` (registry.DEFAULT_MODES). ``run.function(step)`` returns the step
 compiled once, to call it several times (a mutation between two calls of one compiled function:
 Dynamo's guards). Dynamo is reset before each compile-mode test. A graph break is not a failure:
 the number of breaks is recorded as an observation.
 
-Attribution: when a compile-mode test fails, or passes for a clause about compile mode only (a
-divergence from eager, ``:modes: compile``), the harness runs it once more with ``backend="eager"``
-(Dynamo alone) and records the layer the behaviour comes from as the observation "diverging
-layer": ``dynamo`` when Dynamo alone gives the same outcome, else ``aot_autograd``.
+Attribution: when a compiled-mode test fails, or passes for a clause about compiled modes only (a
+divergence from eager, ``:modes: compile``), the harness runs it again with the lighter backends, in
+LAYERS' order, and records the layer the behaviour comes from as the observation "diverging layer": the
+first whose backend alone gives the same outcome (``dynamo``: ``backend="eager"``, Dynamo alone;
+``aot_autograd``: ``aot_eager``), else the mode's own (``inductor`` for the inductor mode).
 """
 
 from __future__ import annotations
@@ -36,11 +39,13 @@ import platform
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from .registry import BACKENDS, COMPILED_MODES, listed
 from .registry import MODES as KNOWN  # noqa: F401  (one list of mode names)
 from .registry import default as spec_registry
-from .registry import listed
 
-BACKEND = "aot_eager"
+BACKEND = BACKENDS["compile"]  # the backend of the compile mode (and of the aot_eager settings reset below)
+# The layers of torch.compile, lightest first: each backend and the layer it adds.
+LAYERS = (("eager", "dynamo"), ("aot_eager", "aot_autograd"), ("inductor", "inductor"))
 EAGER_ONLY = "no test of this clause runs its update step under torch.compile"
 # Why a test is not-applicable in compile mode (the results validator accepts these, harness/results.py).
 # {clauses}: "NOGRAD-92" or "INDEX-94, INDEX-96".
@@ -138,13 +143,25 @@ def select(requested: str | None) -> list[str]:
     return listed("--mode", requested, KNOWN, ModeError)
 
 
-def unsupported(torch_version: str, python: str | None = None) -> str | None:
-    """Why torch.compile cannot run on this torch and Python, or None when it can (no torch import)."""
+# Why the inductor mode does not run on meta (probed on every release of the window): inductor compiles no step on
+# meta tensors before 2.8 (`torch.compile(lambda x: x.add_(1))(torch.zeros(2, device="meta"))`: BackendCompilerFailed
+# on 2.1-2.6, InductorError on 2.7.1), and from 2.8 a step whose graph needs a backward fails (2.13.0, COMPILE-1's
+# test: "AOT Autograd failed to partition the joint forward-backward graph").
+INDUCTOR_NOT_ON_META = (
+    "the inductor mode runs on devices with values only: on meta, inductor compiles no step before torch 2.8 and "
+    "no step that needs a backward after"
+)
+
+
+def unsupported(torch_version: str, python: str | None = None, mode: str = "compile", device: str = "") -> str | None:
+    """Why this compiled mode cannot run on this torch, Python and device, or None when it can (no torch import)."""
     from packaging.version import Version
 
     python = python or platform.python_version()
     if Version(Version(torch_version).base_version) < Version("2.1") and Version(python) >= Version("3.11"):
         return f"torch.compile does not support Python {python} on torch {torch_version} (it does from torch 2.1)"
+    if mode == "inductor" and device == "meta":
+        return INDUCTOR_NOT_ON_META
     return None
 
 
@@ -187,7 +204,7 @@ class CompiledSince:
             clause = clauses.get(cid)
             if clause is None:
                 return f"unknown clause {cid!r} in before="
-            if clause.modes != ("compile",):
+            if not clause.compiled_only:
                 return f"{cid} in before= is not a clause about compile mode only"
             if all(since is not None and since >= Version(self.release) for since, _ in clause.ranges):
                 return f"{cid} in before= holds on no release before {self.release}"
@@ -303,16 +320,16 @@ class Runner:
 
     def __init__(self, mode: str):
         self.mode = mode
-        self.backend = BACKEND
+        self.backend = BACKENDS.get(mode)
         self.graph_breaks = 0
         self.compiled_steps = 0  # steps handed to function(): code whose backend the attribution rerun can change
         self.leaked_dispatch_state = False
-        if mode == "compile":
+        if mode in COMPILED_MODES:
             skip_guard_latency_profile()
             reset_dynamo()
 
     def function(self, step):
-        """The step as this mode runs it: itself in eager mode, compiled once in compile mode."""
+        """The step as this mode runs it: itself in eager mode, compiled once in a compiled mode."""
         if self.mode == "eager":
             return step
         import torch
@@ -352,7 +369,7 @@ class Runner:
         cannot trace on ``device`` (MEMBER_DIVERGENCES), each with the error it must raise instead."""
         import torch
 
-        if self.mode != "compile":
+        if self.mode not in COMPILED_MODES:
             return {}
         divergences = member_divergences(device, torch.__version__).items()
         return {member: entry.error for member, entry in divergences if entry.error}
@@ -361,20 +378,25 @@ class Runner:
         return self.function(step)(*args, **kwargs)
 
     def layer(self, rerun, passed: bool) -> str:
-        """The layer whose behaviour the test saw: run the test again with Dynamo alone (``backend="eager"``).
+        """The layer whose behaviour the test saw: run the test again with each lighter backend (LAYERS).
 
-        The same outcome with Dynamo alone puts the compiled behaviour in Dynamo, another in AOTAutograd.
+        The first backend that alone gives the same outcome names the layer; none: the mode's own backend's layer.
         """
         import pytest
 
-        self.backend = "eager"
-        reset_dynamo()
+        own = [backend for backend, _ in LAYERS].index(self.backend)
         try:
-            rerun()
-            alone = True
-        except (Exception, pytest.fail.Exception):  # pytest.fail's exception is no Exception
-            alone = False
+            for backend, layer in LAYERS[:own]:
+                self.backend = backend
+                reset_dynamo()
+                try:
+                    rerun()
+                    alone = True
+                except (Exception, pytest.fail.Exception):  # pytest.fail's exception is no Exception
+                    alone = False
+                if alone == passed:
+                    return layer
+            return LAYERS[own][1]
         finally:
-            self.backend = BACKEND
+            self.backend = BACKENDS[self.mode]
             reset_dynamo()
-        return "dynamo" if alone == passed else "aot_autograd"

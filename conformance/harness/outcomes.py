@@ -50,7 +50,7 @@ def expected_outcome(clause: reg.Clause, device: str, mode: str, torch_version: 
         return "not-applicable", f"holds {clause.range_text()}; this is torch {torch_version}"
     if excluded := clause.excludes_device(device) or clause.excludes_mode(mode):
         return "not-applicable", excluded
-    if mode == "compile" and (why := mod.unsupported(torch_version, python)):
+    if mode in reg.COMPILED_MODES and (why := mod.unsupported(torch_version, python, mode, device)):
         return "not-applicable", why
     if device not in present:
         return "not-run", absent_reason(device)
@@ -74,7 +74,7 @@ def clause_outcome(clause, device, mode, torch_version, python, present, ran: di
         return "fail", len(executed), failed
     if manifest is not None:
         expected, missing = manifest.missing((clause.id, device, mode), ran)
-        if not expected and mode == "compile":
+        if not expected and mode in reg.COMPILED_MODES:
             # the harness's reasons (e.g. a test specified compiled from a later release), else: no test takes part
             return (
                 "not-applicable",
@@ -90,7 +90,11 @@ def clause_outcome(clause, device, mode, torch_version, python, present, ran: di
         return "not-run", len(executed), missing
     # A pass of some tests only, the others not-applicable for the harness's reasons (specified compiled from a later
     # release, or doing on meta what another clause says): it holds in part, and says why the rest said nothing.
-    gaps = sorted(manifest.inapplicable.get((clause.id, device, mode), ())) if manifest and mode == "compile" else []
+    gaps = (
+        sorted(manifest.inapplicable.get((clause.id, device, mode), ()))
+        if manifest and mode in reg.COMPILED_MODES
+        else []
+    )
     return "pass", len(executed), [why for why in gaps if harness_reason(why)]
 
 

@@ -72,8 +72,8 @@ def pytest_addoption(parser):
     group.addoption(
         "--mode",
         default=None,
-        help="comma-separated modes (eager,compile): the update step as written, or through torch.compile "
-        "(harness/modes.py); default: eager",
+        help="comma-separated modes (eager,compile,inductor): the update step as written, or through torch.compile "
+        "with backend aot_eager or inductor (harness/modes.py); default: eager",
     )
     group.addoption(
         "--ignore-ranges",
@@ -320,12 +320,12 @@ def pytest_runtest_makereport(item, call):
     device = item_device(item)
     observed = dict(getattr(item, "_conformance_observed", {}))
     runner = getattr(item, "_conformance_runner", None)
-    if runner is not None and runner.mode == "compile" and call.when == "call":
+    if runner is not None and runner.mode in reg.COMPILED_MODES and call.when == "call":
         observed["graph breaks"] = runner.graph_breaks
         if runner.leaked_dispatch_state:
             observed["torch.compile left the dispatch-mode state changed (put back)"] = True
         # Where compiled behaviour departs from eager (a failure, or a clause about compile mode only): which layer.
-        if runner.compiled_steps and (report.failed or any(c.modes == ("compile",) for c in clauses)):
+        if runner.compiled_steps and (report.failed or any(c.compiled_only for c in clauses)):
             observed["diverging layer"] = layer = runner.layer(item.runtest, report.passed)
             report.sections.append(("conformance", f"diverging layer: {layer} (rerun with backend='eager')"))
     info = {

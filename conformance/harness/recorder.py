@@ -21,6 +21,7 @@ from . import fingerprints as fp
 from . import modes as mod
 from . import results
 from .manifest import Manifest, item_clauses, item_compiled_since, item_device, item_mode, item_params
+from .registry import COMPILED_MODES
 
 NOT_APPLICABLE = "not-applicable: "
 WIRE_KEY = "conformance_manifest"
@@ -37,8 +38,8 @@ def not_applicable(
             reasons.append(f"{c.id} holds {c.range_text()}")
         elif why := c.excludes_device(device) or c.excludes_mode(mode):
             reasons.append(f"{c.id}: {why}")
-    if mode == "compile" and (
-        why := mod.unsupported(torch_version)
+    if mode in COMPILED_MODES and (
+        why := mod.unsupported(torch_version, mode=mode, device=device or "")
         # a reason of the clause's own (its range, device or mode) says why better than the test's floor
         or (not reasons and mod.specified_later(compiled_since, torch_version))
         or mod.diverging_member(params, device, torch_version, tuple(c.id for c in clauses))

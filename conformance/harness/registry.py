@@ -17,7 +17,8 @@ release before 2.4). ``also-on: 2.1`` adds a release series outside that range w
 the clause holds too (a behaviour that stopped and came back). ``needs: values`` marks
 a clause about tensor values or gradients, which the ``meta`` device (shapes only)
 cannot show; ``devices: meta`` limits a clause to the devices named, ``modes: eager``
-(or ``compile``) to one mode (harness/modes.py). Elsewhere the clause is not-applicable. An example is a
+(or ``compile``, ``inductor``, or several) to those modes (harness/modes.py; without it: eager and
+compile). Elsewhere the clause is not-applicable. An example is a
 ``{example}`` directive holding a doctest; ``:clauses:`` names what it shows.
 
 Options go right below the directive line; a directive ends at a line holding
@@ -75,7 +76,16 @@ CLAUSE_ID = re.compile(f"^{CLAUSE_ID_PATTERN}$")
 OPTIONS = {"level", "detail", "scope", "since", "until", "also-on", "needs", "devices", "modes", "withdrawn"}
 EXAMPLE_OPTIONS = {"clauses"}
 DEVICES = ("cpu", "meta", "cuda", "mps")  # kept in step with harness.devices.KNOWN (no torch import here)
-MODES = ("eager", "compile")  # harness.modes: the update step as written, or through torch.compile
+# harness.modes: the update step as written, through torch.compile(backend="aot_eager") (``compile``: the backend the
+# compiled clauses were written for, and the one that attributes a divergence to Dynamo or AOTAutograd), or through
+# the default backend users get, inductor.
+MODES = ("eager", "compile", "inductor")
+# The modes of a clause without ``:modes:``. The inductor mode runs the clauses that name it; every other clause is
+# not specified with inductor yet (issue 29: the window was first recorded with it for the clauses that name it).
+DEFAULT_MODES = ("eager", "compile")
+COMPILED_MODES = ("compile", "inductor")
+BACKENDS = {"compile": "aot_eager", "inductor": "inductor"}  # the torch.compile backend of each compiled mode
+INDUCTOR_NOT_YET = "not specified with the inductor backend yet (a clause names `inductor` in :modes: where it is)"
 
 
 def listed(option: str, requested: str, known: tuple[str, ...], error: type[Exception]) -> list[str]:
@@ -116,7 +126,7 @@ class Clause:
     needs_values: bool = False
     withdrawn: str | None = None
     devices: tuple[str, ...] = ()  # empty: every device
-    modes: tuple[str, ...] = ()  # empty: every mode its tests take part in
+    modes: tuple[str, ...] = ()  # empty: DEFAULT_MODES, those its tests take part in
     also_on: tuple[Version, ...] = ()  # release series (2.1 = every 2.1.x) outside since/until where it holds too
     details: tuple[str, ...] = ()  # OBSERVED only: the implementation details it pins, keys of DETAILS
     scope: str | None = None  # the tensors it is about; None: DEFAULT_SCOPE
@@ -163,7 +173,14 @@ class Clause:
         """Why this clause says nothing about the mode, or None when it may apply there."""
         if self.modes and mode not in self.modes:
             return f"clause is about {', '.join(self.modes)} mode only"
+        if not self.modes and mode not in DEFAULT_MODES:
+            return INDUCTOR_NOT_YET
         return None
+
+    @property
+    def compiled_only(self) -> bool:
+        """A clause about compiled modes only: what a compiled step does where it departs from eager."""
+        return bool(self.modes) and "eager" not in self.modes
 
     def range_text(self) -> str:
         parts = []

@@ -375,8 +375,8 @@ def validate(doc: dict, where: str, registry: reg.Registry | None = None) -> Non
                 fail(f"{here}: not-applicable, but the clause applies to torch {doc['torch']} on {device} in {mode}")
             if device in present and outcomes.absent_reason(device) in reasons:
                 fail(f"{here}: says {outcomes.absent_reason(device)!r}, but present lists {device}")
-            if outcome == "not-applicable" and reasons == [mod.EAGER_ONLY] and mode != "compile":
-                fail(f"{here}: only compile mode can be {mod.EAGER_ONLY!r}")
+            if outcome == "not-applicable" and reasons == [mod.EAGER_ONLY] and mode not in reg.COMPILED_MODES:
+                fail(f"{here}: only a compiled mode can be {mod.EAGER_ONLY!r}")
 
 
 def stale(doc: dict, registry: reg.Registry | None = None, prints: dict[str, str] | None = None) -> list[str]:

@@ -49,7 +49,10 @@ def devices_run() -> list[str]:
 
 
 def column(device: str, mode: str) -> str:
-    return device if mode == "eager" else f"{device} compiled"
+    return device if mode == "eager" else f"{device} {MODE_WORDS[mode]}"
+
+
+MODE_WORDS = {"eager": "eager", "compile": "compiled", "inductor": "inductor"}  # as a clause's status line says them
 
 
 def outcomes(clause_id: str) -> dict[str, dict[str, list[str]]]:
@@ -81,7 +84,8 @@ def coverage() -> str:
     never = [d for d in KNOWN if d not in ran]
     text = (
         f"Results recorded on torch {everything[0]} to {everything[-1]} ({len(everything)} releases), "
-        f"on {' and '.join(ran)}, in eager mode and compiled (torch.compile)."
+        f"on {' and '.join(ran)}, in eager mode and compiled (torch.compile with aot_eager; with inductor, the "
+        "default backend, for the clauses that name it)."
     )
     if never:
         text += f" Never run on {' or '.join(never)}: the recording machines have no such device."
@@ -174,16 +178,17 @@ def clause_line(clause: reg.Clause) -> str:
                 stories[_story(clause, device, mode)].append(device)
         stories.pop((), None)
         by_mode[mode] = stories
-    both = len(by_mode) == 2 and by_mode["eager"] == by_mode["compile"]
+    # The compiled modes whose stories are eager's are said with it: "(cpu, meta; eager and compiled)".
+    same = [m for m in by_mode if m != "eager" and by_mode[m] == by_mode.get("eager")]
     sentences = []
     for mode, stories in by_mode.items():
-        if both and mode == "compile":
+        if mode in same:
             continue
         told = "; ".join(f"{'; '.join(story)} ({', '.join(devices)})" for story, devices in stories.items())
         if told:
-            sentences.append(f"Compiled: {told}." if sentences else f"{told}.")
-    if both:
-        sentences[-1] = sentences[-1][:-2] + "; eager and compiled)."
+            sentences.append(f"{MODE_WORDS[mode].capitalize()}: {told}." if sentences else f"{told}.")
+    if same and sentences:
+        sentences[0] = sentences[0][:-2] + f"; eager and {' and '.join(MODE_WORDS[m] for m in same)})."
     text = " ".join(sentences) or "not applicable on every recorded release."
     return " ".join(["Recorded:", text, *boundaries(clause)])
 

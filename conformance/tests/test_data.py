@@ -302,6 +302,22 @@ def test_assign_data_adopts_storage_shape_dtype(device, dtype, run):
     assert (x.shape, x.dtype) == (torch.Size([3, 2]), dtype)
 
 
+# > DATA-103: Compiled with inductor, `x.data = t` where `t` has another shape than `x` raises `AssertionError`,
+# > whose message contains "expected size" when `t` has as many dimensions as `x` and "wrong number of dimensions"
+# > otherwise; `x` keeps its shape and does not share the storage of `t`.
+@pytest.mark.clause("DATA-103")
+@pytest.mark.parametrize(
+    ("shape", "message"), [((3,), "expected size"), ((1,), "expected size"), ((3, 2), "wrong number of dimensions")]
+)
+def test_inductor_assign_data_of_another_shape_raises(device, shape, message, run):
+    x = leaf(device)
+    t = torch.zeros(shape, device=device)
+    with raises(AssertionError, message):
+        run(assign_data, x, t)
+    assert x.shape == (2,)
+    assert not same_storage(x, t)
+
+
 # > DATA-10: `x.data = v` where `v` is not a tensor raises TypeError "Variable data has to be a tensor".
 @pytest.mark.parametrize(
     "error",

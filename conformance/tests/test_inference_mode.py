@@ -425,6 +425,21 @@ def test_refused_inplace_on_inference_tensor(device, update, grad, written, run)
         assert_values(t, [1.0, 2.0], f"inference tensor after a compiled, refused {MEMBER_ID[update]}")
 
 
+# > INFER-92: Compiled with inductor, called outside inference mode (with grad mode enabled or under
+# > `torch.no_grad()`), every update of the population INPLACE_SPELLINGS of an inference tensor made inside the
+# > mode is accepted, where eagerly and with `aot_eager` it raises (INFER-9): afterwards the tensor holds the
+# > result of the operation and is still an inference tensor.
+@pytest.mark.clause("INFER-92")
+@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
+@pytest.mark.parametrize("grad", ["enabled", "no_grad"])
+def test_inductor_writes_update_of_inference_tensor_outside(device, update, grad, run):
+    t = inference_tensor(device)
+    with torch.set_grad_enabled(grad == "enabled"):
+        run(update, t)
+    assert t.is_inference()
+    assert_result(t, update, "inference tensor, compiled with inductor")
+
+
 # > INFER-10: Inside inference mode the same updates of an inference tensor are accepted, and it stays an
 # > inference tensor.
 @pytest.mark.clause("INFER-10")

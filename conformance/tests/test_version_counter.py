@@ -977,3 +977,53 @@ def test_seed_ko_inplace_metadata_is_the_version(device, method, run):
     y = x.sum()
     with raises(RuntimeError, "element 0 of tensors does not require grad and does not have a grad_fn"):
         y.backward()
+
+
+def _under_no_grad(x):
+    with torch.no_grad():
+        x.mul_(2)
+
+
+def _three_updates(x):
+    x.add_(1)
+    x.mul_(2)
+    x.sub_(1)
+
+
+# Steps of VERSION-101 and VERSION-102: (make x, step, eager count, values after).
+INDUCTOR_STEPS = {
+    "x.mul_(2) under no_grad, x a leaf": (lambda d: leaf(d), _under_no_grad, 1, [2.0, 4.0]),
+    "x.add_(1); x.mul_(2); x.sub_(1)": (lambda d: torch.tensor([1.0, 2.0], device=d), _three_updates, 3, [3.0, 5.0]),
+    "x.copy_(float64 src)": (
+        lambda d: torch.zeros(2, device=d),
+        lambda x: x.copy_(torch.ones(2, dtype=torch.float64, device=x.device)),
+        1,
+        [1.0, 1.0],
+    ),
+    "x[0] = 5.0": (lambda d: torch.tensor([1.0, 2.0], device=d), lambda x: x.__setitem__(0, 5.0), 1, [5.0, 2.0]),
+}
+
+
+# > VERSION-101: Compiled with inductor, from 2.2 to 2.4, on cpu, the in-place updates of an input inside the step
+# > are written but leave its `_version` unchanged (0): `x.mul_(2)` under `torch.no_grad()` on a leaf,
+# > `x.add_(1); x.mul_(2); x.sub_(1)`, `x.copy_(src)` from float64 into float32, `x[0] = 5.0`; eagerly they count
+# > 1, 3, 1 and 1.
+# > VERSION-102: From 2.5, the same steps increase `_version` by exactly 1 each: once per input the step mutates,
+# > however many updates it makes (three count 1).
+@pytest.mark.parametrize(
+    "bump",
+    [
+        pytest.param(0, marks=pytest.mark.clause("VERSION-101"), id="VERSION-101"),
+        pytest.param(1, marks=pytest.mark.clause("VERSION-102"), id="VERSION-102"),
+    ],
+)
+@pytest.mark.parametrize("case", list(INDUCTOR_STEPS))
+def test_inductor_counts_mutated_inputs(device, case, bump, run):
+    make, step, eager_count, values = INDUCTOR_STEPS[case]
+    eagerly = make(device)
+    step(eagerly)
+    assert eagerly._version == eager_count  # what the clause says eager code does, checked beside it
+    x = make(device)
+    run(step, x)
+    assert x._version == bump
+    assert_values(x, values, f"{case}, compiled with inductor")

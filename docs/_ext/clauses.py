@@ -62,6 +62,11 @@ def linked_ids(text: str) -> list[nodes.Node]:
     return [*out, nodes.Text(text[at:])]
 
 
+def backends(modes) -> str:
+    """'aot_eager and inductor': the torch.compile backends of these modes."""
+    return " and ".join(reg.BACKENDS[m] for m in modes if m in reg.BACKENDS)
+
+
 def first_sentence(text: str, limit: int = 200) -> str:
     """The statement up to its first full stop outside inline code, cut at a space outside code when longer than
     ``limit``; "..." when more follows."""
@@ -121,8 +126,10 @@ class ClauseDirective(SphinxDirective):
             facts.append(f"about {', '.join(clause.devices)} only")
         if clause.modes == ("eager",):
             facts.append("eager mode only (differs under torch.compile)")
-        elif clause.modes == ("compile",):
-            facts.append("under torch.compile only")
+        elif clause.compiled_only:
+            facts.append(f"under torch.compile only ({backends(clause.modes)})")
+        elif "inductor" in clause.modes:
+            facts.append("checked with inductor too")
         if clause.withdrawn:
             facts.append(f"withdrawn: {clause.withdrawn}")
         head += nodes.inline("", " · " + "; ".join(facts), classes=["clause-range"])
@@ -283,7 +290,7 @@ def add_compiled_line(app, doctree):
         return
     clauses = [c for c in reg.default().clauses.values() if c.page == docname[5:] and not c.withdrawn]
     eager = [c.id for c in clauses if c.modes == ("eager",)]
-    compiled = [c.id for c in clauses if c.modes == ("compile",)]
+    compiled = [c.id for c in clauses if c.compiled_only]
     if not eager and not compiled:
         return
     line = nodes.paragraph(classes=["compiled-line"])

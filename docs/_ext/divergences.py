@@ -1,9 +1,9 @@
 """Sphinx extension: the ``divergences`` directive, every place where torch.compile departs from eager.
 
-A divergence is a clause with ``:modes: compile`` (what compiled code does) beside its eager
-sibling with ``:modes: eager``. The table is built from the clause registry, so a new divergence
-clause appears here without editing this page; the layer column comes from the recorded results
-(the observation "diverging layer" of the compile-mode runs, harness/modes.py).
+A divergence is a clause about compiled modes only (``:modes: compile``, ``inductor`` or both: what
+compiled code does) beside its eager sibling with ``:modes: eager``. The table is built from the clause
+registry, so a new divergence clause appears here without editing this page; the layer column comes from
+the recorded results (the observation "diverging layer" of the compiled runs, harness/modes.py).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections import defaultdict
 from clauses import _clause_link, doc_link, example_link, table
 from docutils import nodes
 from docutils.statemachine import StringList
+from packaging.version import Version
 from sphinx.util.docutils import SphinxDirective
 
 from conformance.harness import registry as reg
@@ -20,17 +21,25 @@ from conformance.harness import status
 
 
 def layers(clause_id: str) -> str:
-    """'dynamo on 2.1.2–2.8.0; aot_autograd on 2.9.1–2.15.0' from the recorded compile-mode observations."""
-    found: dict[str, list[str]] = defaultdict(list)
-    recorded = status.recorded()
+    """'dynamo on 2.1.2–2.8.0; aot_autograd on 2.9.1–2.15.0' from the recorded observations of every device and
+    compiled mode of the clause; a layer seen on some devices only names them."""
+    clause = reg.default().clauses[clause_id]
+    found: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # layer -> device -> versions
+    devices = set()
+    for (version, device), doc in status.recorded().items():
+        for mode in set(clause.modes or reg.DEFAULT_MODES) & set(reg.COMPILED_MODES):
+            entry = doc["devices"][device][mode][clause_id]
+            if entry["outcome"] in ("pass", "fail"):
+                devices.add(device)
+            if layer := entry["observed"].get("diverging layer"):
+                found[layer][device].add(version)
     everything = status.versions()
-    for (version, device), doc in recorded.items():
-        if device != "cpu":
-            continue
-        layer = doc["devices"][device]["compile"][clause_id]["observed"].get("diverging layer")
-        if layer:
-            found[layer].append(version)
-    return "; ".join(f"{layer} on {status.spans(vs, everything)}" for layer, vs in sorted(found.items())) or "—"
+    told = []
+    for layer, by_device in sorted(found.items()):
+        versions = sorted(set().union(*by_device.values()), key=Version)
+        where = "" if set(by_device) >= devices else f" ({', '.join(sorted(by_device))})"
+        told.append(f"{layer} on {status.spans(versions, everything)}{where}")
+    return "; ".join(told) or "—"
 
 
 def _first_sentence(text: str) -> str:
@@ -60,7 +69,7 @@ class DivergencesDirective(SphinxDirective):
         return cell
 
     def run(self):
-        clauses = [c for c in reg.default().clauses.values() if c.modes == ("compile",) and not c.withdrawn]
+        clauses = [c for c in reg.default().clauses.values() if c.compiled_only and not c.withdrawn]
         if not clauses:
             return [nodes.paragraph("", "No divergence between eager and compiled updates is recorded.")]
         # The first example on the clause's own page is the one linked (clauses.ExampleDirective labels it).

@@ -25,6 +25,19 @@ def run_ignores_mode():
     modes.Runner.function = lambda self, step: step
 
 
+def run_ignores_backend():
+    """The ``run`` fixture compiles with aot_eager in the inductor mode too: the inductor mode tests aot_eager."""
+    init = modes.Runner.__init__
+
+    def patched(self, mode):
+        init(self, mode)
+        if mode == "inductor":
+            self.backend = modes.BACKEND
+
+    modes.Runner.__init__ = patched
+
+
+# run_ignores_backend: tests/test_sensitivity.py::test_run_ignoring_the_backend_fails_the_inductor_divergences.
 # run_ignores_mode is checked by tests/test_sensitivity.py::test_run_ignoring_the_mode_fails_the_divergences.
 CASES = [
     ("requires_grad_ignored", "test_compile.py", {"COMPILE-1", "COMPILE-5"}),
