@@ -511,3 +511,48 @@ def test_a_changed_test_is_recorded_again_alone_and_merged(demo):
             now = merged["devices"][device][mode]
             assert {c: e for c, e in now.items() if c != "DEMO-1"} == {c: e for c, e in table.items() if c != "DEMO-1"}
             assert now["DEMO-1"]["fingerprint"] != table["DEMO-1"]["fingerprint"]
+
+
+def test_the_inductor_mode_runs_the_clauses_that_name_it_and_finds_the_layer(demo):
+    """A clause without ``:modes:`` is not specified with inductor yet; one that names it runs on cpu (meta: not
+    applicable, with the reason); an inductor-only divergence gets the layer ``inductor`` (aot_eager and Dynamo
+    alone refuse what inductor accepts: an in-place update of an inference tensor, torch 2.8 and later)."""
+    from conformance.harness.modes import INDUCTOR_NOT_ON_META
+    from conformance.harness.registry import INDUCTOR_NOT_YET
+
+    add_test(
+        demo,
+        """
+        import pytest
+        import torch
+        @pytest.mark.clause("DEMO-6")
+        def test_default(device, run):
+            x = torch.ones(1, device=device)
+            run(lambda t: t.add_(1), x)
+            assert x._version >= 1
+        @pytest.mark.clause("DEMO-7")
+        def test_named(device, run):
+            x = torch.ones(1, device=device)
+            run(lambda t: t.add_(1), x)
+            assert x._version >= 1
+        @pytest.mark.clause("DEMO-8")
+        def test_inductor_only(device, run):
+            with torch.inference_mode():
+                t = torch.ones(1, device=device) * 1
+            run(lambda t: t.add_(1), t)
+            assert t.tolist() == [2.0]
+    """,
+    )
+    with (demo / "spec" / "demo.md").open("a") as spec:
+        spec.write(
+            "\n:::{clause} DEMO-6\n:level: MUST\n\nAn update step.\n:::\n"
+            "\n:::{clause} DEMO-7\n:level: MUST\n:modes: eager compile inductor\n\nAn update step.\n:::\n"
+            "\n:::{clause} DEMO-8\n:level: MUST\n:modes: inductor\n:needs: values\n:since: 2.8\n\nAccepted.\n:::\n"
+        )
+    code, output, doc = run(demo, "--device", "cpu,meta", "--mode", "eager,compile,inductor")
+    assert code == 0, output
+    cpu = doc["devices"]["cpu"]["inductor"]
+    assert (cpu["DEMO-6"]["outcome"], cpu["DEMO-6"]["reasons"]) == ("not-applicable", [INDUCTOR_NOT_YET])
+    assert cpu["DEMO-7"]["outcome"] == "pass"
+    assert doc["devices"]["meta"]["inductor"]["DEMO-7"]["reasons"] == [INDUCTOR_NOT_ON_META]
+    assert (cpu["DEMO-8"]["outcome"], cpu["DEMO-8"]["observed"]["diverging layer"]) == ("pass", "inductor")
