@@ -117,7 +117,8 @@ def main() -> int:
 
 
 def modes_per_version(repeat: int, versions: list[str] | None = None) -> None:
-    """Per kept release: the floor, the eager and the compile-mode suite (serial, cpu + meta), as a markdown table."""
+    """Per kept release: the floor, the eager, compile-mode and inductor-mode suite (serial, cpu + meta), as a markdown
+    table."""
     envs = sorted((ROOT / ".nox").glob("conformance-torch-*"), key=lambda p: [int(n) for n in p.name.split("-")[2:]])
     if versions:
         kept = {".".join(e.name.split("-")[2:]): e for e in envs}
@@ -127,8 +128,11 @@ def modes_per_version(repeat: int, versions: list[str] | None = None) -> None:
     if not envs:
         sys.exit("bench.py: no kept environment under .nox/ (nox -s conformance --install-only makes them)")
     print(f"cores: {os.cpu_count()}, repeat: {repeat}, started {time.strftime('%Y-%m-%d %H:%M')}", flush=True)
-    print("| torch | floor s | eager s | compile s | eager x floor | compile x floor | compile / eager |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |", flush=True)
+    print(
+        "| torch | floor s | eager s | compile s | inductor s | eager x floor | compile x floor | compile / eager "
+        "| inductor / eager |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |", flush=True)
     for env in envs:
         py = str(env / "bin" / "python")
         suite = [py, "-m", "pytest", "conformance", "-q", "-p", "no:cacheprovider", "--device", "cpu,meta"]
@@ -137,13 +141,16 @@ def modes_per_version(repeat: int, versions: list[str] | None = None) -> None:
             floor = timed([py, "-c", "import torch"], repeat)
             eager = timed([*suite, "--mode", "eager"], repeat)
             compiled = timed([*suite, "--mode", "compile"], repeat)
+            # inductor: the clauses that name it, on cpu (conformance/harness/modes.py); torch's on-disk caches
+            # (TORCHINDUCTOR_CACHE_DIR) as the environment has them
+            inductor = timed([*suite, "--mode", "inductor"], repeat)
         except subprocess.CalledProcessError as e:  # a run that failed has no time to report: say so, go on
             why = f"signal {-e.returncode}" if e.returncode < 0 else f"exit {e.returncode}"
             print(f"| {version} | `{' '.join(e.cmd[1:])}` failed ({why}) |", flush=True)
             continue
         print(
-            f"| {version} | {floor:.2f} | {eager:.2f} | {compiled:.2f} | {eager / floor:.1f} | {compiled / floor:.1f} "
-            f"| {compiled / eager:.1f} |",
+            f"| {version} | {floor:.2f} | {eager:.2f} | {compiled:.2f} | {inductor:.2f} | {eager / floor:.1f} "
+            f"| {compiled / floor:.1f} | {compiled / eager:.1f} | {inductor / eager:.1f} |",
             flush=True,
         )
 
