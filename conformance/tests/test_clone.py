@@ -11,9 +11,11 @@ OUT_NOT_DIFFERENTIABLE = "functions with out=... arguments don't support automat
 COPY_CONSTRUCT = "To copy construct from a tensor, it is recommended to use sourceTensor."
 
 
-# > CLONE-1: `x.clone()` returns a new tensor object with its own storage (not shared with `x`), with the
-# > shape, dtype, device and, for a dense tensor, the strides of `x` (`memory_format` defaults to
-# > `torch.preserve_format`).
+# > CLONE-1: `x.clone()` returns a new tensor object with its own storage (not shared with `x`), with the shape, dtype
+# > and device of `x`, for every kind of tensor of the population `TENSOR_KINDS` (listed below). Its strides are those
+# > of `x` when the elements of `x` fill their memory without gaps or overlap (contiguous, transposed, channels-last,
+# > 0-dim, zero-size, an output of `split`: `memory_format` defaults to `torch.preserve_format`), and contiguous strides
+# > otherwise: for the expanded tensor (stride 0) and the views `x[:, 1:]` of `TENSOR_KINDS`.
 @pytest.mark.clause("CLONE-1")
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
 def test_clone_has_own_storage(device, layout):
@@ -45,9 +47,11 @@ def contiguous_strides(shape):
     return tuple(strides)
 
 
-# > CLONE-1: ... for every kind of tensor of TENSOR_KINDS: a new object with its own storage, the shape, dtype and
-# > device of `x`, and the strides of `x` when its elements fill their memory without gaps or overlap, contiguous
-# > strides otherwise: the expanded tensor and the views `x[:, 1:]` (of a leaf, of a non-leaf, taken under no_grad).
+# > CLONE-1: `x.clone()` returns a new tensor object with its own storage (not shared with `x`), with the shape, dtype
+# > and device of `x`, for every kind of tensor of the population `TENSOR_KINDS` (listed below). Its strides are those
+# > of `x` when the elements of `x` fill their memory without gaps or overlap (contiguous, transposed, channels-last,
+# > 0-dim, zero-size, an output of `split`: `memory_format` defaults to `torch.preserve_format`), and contiguous strides
+# > otherwise: for the expanded tensor (stride 0) and the views `x[:, 1:]` of `TENSOR_KINDS`.
 @pytest.mark.clause("CLONE-1")
 @pytest.mark.parametrize("kind, make", [pytest.param(*m, id=m[0]) for m in TENSOR_KINDS.available()])
 def test_clone_of_every_kind(device, kind, make):
@@ -66,9 +70,9 @@ def test_clone_values_of_every_kind(device, make):
     assert torch.equal(x.clone().detach(), x.detach()), f"{x.clone()} != {x}"
 
 
-# > CLONE-3: When `x` requires grad and grad mode is on, `y = x.clone()` requires grad, is not a leaf and
-# > has `grad_fn` `CloneBackward0`, whose next function is the `AccumulateGrad` node of `x`. When `x` does not
-# > require grad, or inside `torch.no_grad()`, `y` is a leaf that does not require grad.
+# > CLONE-3: When `x` requires grad and grad mode is on, `y = x.clone()` requires grad, is not a leaf and has `grad_fn`
+# > `CloneBackward0`, whose next function is the `AccumulateGrad` node of `x`. When `x` does not require grad, or inside
+# > `torch.no_grad`, `y` is a leaf that does not require grad.
 @pytest.mark.clause("CLONE-3")
 @pytest.mark.parametrize("how", ["x requires grad", "x without grad", "under no_grad"])
 def test_clone_autograd_state(device, how):
@@ -86,8 +90,7 @@ def test_clone_autograd_state(device, how):
         assert (y.requires_grad, y.is_leaf, y.grad_fn) == (False, True, None)
 
 
-# > CLONE-4: Gradients flow through `clone()`: the gradient with respect to `y = x.clone()` reaches `x`
-# > unchanged.
+# > CLONE-4: Gradients flow through `clone()`: the gradient with respect to `y = x.clone()` reaches `x.grad` unchanged.
 @pytest.mark.clause("CLONE-4")
 def test_gradient_flows_through_clone(device):
     x = leaf(device)
@@ -147,11 +150,13 @@ NAMED = {
 MEMBER_ID = {fn: mid for mid, fn in INPLACE_RECORDED.members}
 
 
-# > CLONE-5: Every in-place modification of `y = x.clone()` (every spelling of INPLACE_RECORDED, applied to
-# > `t = y`), with `x` a leaf that requires grad, raises no error; it bumps `y._version` to 1 and leaves
-# > `x._version` at 0; `y` stays a non-leaf that requires grad, and its `grad_fn` is no longer `CloneBackward0`
-# > but that of the modifying operation (`CopySlices` for `t[0] = 5`, `CopyBackwards` for `t.copy_(v)`,
-# > `FillBackward2`, `ZeroBackward0`, `AddBackward0`, `MulBackward0`).
+# > CLONE-5: Every in-place modification of `y = x.clone()` (every spelling of the population `INPLACE_RECORDED`, listed
+# > below, applied to `t = y`: `t[:] = v`, `t[0] = 5`, `t.copy_(v)`, `t.fill_(7)`, `t.zero_()`, `t.add_(1)`, `t += 1`,
+# > `t.mul_(2)`, ...), with `x` a leaf that requires grad, raises no error; it bumps `y._version` to 1 and leaves
+# > `x._version` at 0 and `x` a leaf; `y` stays a non-leaf that requires grad, and its `grad_fn` is no longer
+# > `CloneBackward0` but that of the modifying operation: `CopySlices` for `t[0] = 5`, `CopyBackwards` for `t.copy_(v)`,
+# > `FillBackward2` for `t.fill_(7)`, `ZeroBackward0`, `AddBackward0` (also for `t += 1`), `MulBackward0` for
+# > `t.mul_(2)`. (The `out=` spellings are refused, CLONE-9.)
 @pytest.mark.parametrize("compiled_fn", by_mode("CLONE-5", "CLONE-90", None, "CopyBackwards"))
 @pytest.mark.parametrize("update", INPLACE_RECORDED.params())
 def test_modifying_clone_leaves_x_version(device, update, compiled_fn, run):
@@ -210,9 +215,9 @@ def test_graph_of_x_unaffected_by_clone_changes(device, update, run):
     assert_values(x.grad, [2.0, 4.0], "x.grad = 2 * x")
 
 
-# > CLONE-9: `torch.add(y, 1, out=y)` (any `out=` spelling) on a clone that requires grad raises RuntimeError
-# > whose message contains "functions with out=... arguments don't support automatic differentiation", and
-# > leaves `y._version` at 0.
+# > CLONE-9: `torch.add(y, 1, out=y)` or `torch.mul(y, 3, out=y)` on a clone that requires grad raises `RuntimeError`
+# > whose message contains "functions with out=... arguments don't support automatic differentiation", and leaves
+# > `y._version` and `x._version` at 0.
 OUT_SPELLINGS = {
     "torch.add(y, 1, out=y)": lambda y: torch.add(y, 1, out=y),
     "torch.mul(y, 3, out=y)": lambda y: torch.mul(y, 3, out=y),
@@ -229,9 +234,9 @@ def test_out_on_clone_raises(device, spelling, run):
     assert (y._version, x._version) == (0, 0)
 
 
-# > CLONE-10: `x.clone().detach()` and `x.detach().clone()` both give a tensor with its own storage that does
-# > not require grad, is a leaf, has no `grad_fn` and starts at `_version` 0; modifying it in place leaves
-# > `x._version` unchanged. Adding `.requires_grad_()` makes it a new leaf that requires grad.
+# > CLONE-10: `x.clone().detach()` and `x.detach().clone()` both give a tensor with its own storage that does not
+# > require grad, is a leaf, has no `grad_fn` and starts at `_version` 0; modifying it in place leaves `x._version`
+# > unchanged. `.requires_grad_()` then makes it a new leaf that requires grad.
 # > VERSION-96 (compile, until 2.5): these compiled steps do what their eager clauses say, `_version` included.
 @pytest.mark.parametrize("bump", by_mode("CLONE-10", "CLONE-91", 1, 2, as_eager="VERSION-96"))
 @pytest.mark.parametrize("spelling", ["x.clone().detach()", "x.detach().clone()"])
@@ -249,8 +254,9 @@ def test_detached_copy(device, spelling, bump, run):
 @pytest.mark.clause("CLONE-11")
 @pytest.mark.parametrize("spelling", ["x.clone().detach()", "x.detach().clone()"])
 def test_detached_copy_values_and_gradient(device, spelling):
-    # > CLONE-11: ... has the values of `x`, and a gradient computed through it does not reach `x`: after
-    # > `(c * c).sum().backward()`, `c.grad` is `[2, 4]` for `x = [1, 2]` and `x.grad` stays `None`.
+    # > CLONE-11: Such a copy has the values of `x`, and a gradient computed through it does not reach `x`: after
+    # > `(c * c).sum().backward()` through a copy `c` made to require grad, `c.grad` is `[2, 4]` for `x = [1, 2]` and
+    # > `x.grad` stays `None`.
     x = leaf(device)
     c = (x.clone().detach() if spelling == "x.clone().detach()" else x.detach().clone()).requires_grad_()
     assert_values(c, [1.0, 2.0], spelling)

@@ -15,8 +15,10 @@ def _double(x):
     return x * 2
 
 
-# > COMPILE-1: When `requires_grad` of an input changes between two calls of one compiled function, the next
-# > call follows it: ...
+# > COMPILE-1: When `requires_grad` of an input changes between two calls of one compiled function
+# > (`f = torch.compile(lambda x: x * 2)`), the next call follows it: after `x.requires_grad_(True)` the result requires
+# > grad, has a `grad_fn`, and backpropagates into `x.grad`; after `x.requires_grad_(False)` it does not require grad
+# > again. (Dynamo guards on `requires_grad` of the tensor inputs.)
 @pytest.mark.clause("COMPILE-1")
 def test_requires_grad_flip_between_calls(device, run):
     f = run.function(_double)
@@ -31,8 +33,9 @@ def test_requires_grad_flip_between_calls(device, run):
     assert not f(x).requires_grad
 
 
-# > COMPILE-2: `x.data = t` between two calls: the next call computes with the values of `t`, of the same shape
-# > or of another.
+# > COMPILE-2: `x.data = t` between two calls of one compiled function: the next call computes with the values of `t`,
+# > whether `t` has the shape of `x` (for `x + 1` with `x = [1, 2]` and `t = [10, 20]`: `[11, 21]`) or another
+# > (`t = [1, 2, 3]`: `[2, 3, 4]`).
 @pytest.mark.clause("COMPILE-2")
 def test_data_assignment_between_calls(device, run):
     f = run.function(lambda x: x + 1)
@@ -44,7 +47,8 @@ def test_data_assignment_between_calls(device, run):
     assert_values(f(x), [2.0, 3.0, 4.0], "after x.data = [1, 2, 3]")
 
 
-# > COMPILE-3: `x.set_(s)` between two calls: the next call computes with the storage and shape of `s`.
+# > COMPILE-3: `x.set_(s)` between two calls of one compiled function (an `x` that does not require grad): the next call
+# > computes with the storage and shape of `s` (for `x * 3` and `s = [5, 6, 7]`: `[15, 18, 21]`).
 @pytest.mark.clause("COMPILE-3")
 def test_set_between_calls(device, run):
     f = run.function(lambda x: x * 3)
@@ -54,7 +58,10 @@ def test_set_between_calls(device, run):
     assert_values(f(x), [15.0, 18.0, 21.0], "after x.set_(s)")
 
 
-# > COMPILE-4: A leaf updated in place under `torch.no_grad()` between two calls of a compiled loss: ...
+# > COMPILE-4: A leaf updated in place under `torch.no_grad()` between two calls of a compiled loss (a training loop:
+# > `loss(w).backward()`, `with torch.no_grad(): w.sub_(lr * w.grad)`, `w.grad = None`) takes part in the next call at
+# > its new values: for the loss `(w * w).sum()`, `w = [1, 2]` and `lr = 0.25`, the second call gives `1.25`, and its
+# > gradient is `[1, 2]`, the gradient at the updated `w = [0.5, 1]`.
 @pytest.mark.clause("COMPILE-4")
 def test_training_step_between_calls(device, run):
     loss = run.function(lambda w: (w * w).sum())
@@ -71,7 +78,9 @@ def test_training_step_between_calls(device, run):
     assert second.item() == 1.25
 
 
-# > COMPILE-8: A module called under `torch.no_grad()` and then with grad mode enabled ...
+# > COMPILE-8: A module compiled once and called first under `torch.no_grad()`, then with grad mode enabled, runs
+# > autograd on the second call: its result requires grad and `backward()` fills the parameters' `.grad` (for
+# > `nn.Linear(2, 1)` and the input `[[1, 10]]`, `weight.grad` is `[[1, 10]]`). ...
 @pytest.mark.clause("COMPILE-8")
 def test_no_grad_call_then_grad_call(device, run):
     m = torch.nn.Linear(2, 1, device=device)
@@ -99,23 +108,32 @@ def _unfreeze_between_calls(device, run):
     return m[1].weight.grad
 
 
-# > COMPILE-5: Parameters frozen with `requires_grad_(False)` for one call of a module and unfrozen before the next:
-# > the next `backward()` fills their `.grad` ...
+# > COMPILE-5: Parameters of a module frozen with `requires_grad_(False)` for one call and unfrozen with
+# > `requires_grad_(True)` before the next: the next `backward()` fills their `.grad` (the second layer of
+# > `nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))`, frozen for the first call: its `weight.grad` has shape `(1, 2)`
+# > after the second).
 @pytest.mark.clause("COMPILE-5")
 def test_unfrozen_parameter_gets_grad(device, run):
     grad = _unfreeze_between_calls(device, run)
     assert grad is not None and grad.shape == (1, 2), f"layer 2 weight.grad is {grad}"
 
 
-# > COMPILE-6: Under torch.compile, since 2.12, the same: ...
+# > COMPILE-6: Under `torch.compile`, the same as COMPILE-5: the compiled module is recompiled when a parameter's
+# > `requires_grad` changes, and the unfrozen parameters get their `.grad`. (The fix: pytorch/pytorch#177158, "Check
+# > requires_grad value on the fast path" of Dynamo's guards, merged in March 2026; 2.12 is the first release of the
+# > window that behaves so.)
 @pytest.mark.clause("COMPILE-6")
 def test_unfrozen_parameter_gets_grad_compiled(device, run):
     grad = _unfreeze_between_calls(device, run)
     assert grad is not None and grad.shape == (1, 2), f"layer 2 weight.grad is {grad}"
 
 
-# > COMPILE-7: Under torch.compile, before 2.12, the compiled module keeps running the graph built while the
-# > parameters were frozen: ... `.grad` stays None.
+# > COMPILE-7: Under `torch.compile`, before 2.12, the compiled module keeps running the code built while the parameters
+# > were frozen: after they are unfrozen, `backward()` leaves their `.grad` `None`, silently, with no recompilation and
+# > no warning (the setting of COMPILE-5). Dynamo's guards skipped a parameter whose module's parameter dict had not
+# > changed, and `requires_grad_()` changes no dict (pytorch/pytorch#139476); the gradient goes missing in the autograd
+# > graph AOTAutograd traced while the parameters were frozen (with Dynamo alone, `backend="eager"`, the reused graph
+# > runs eagerly and the gradient is there: the recorded layer is AOTAutograd).
 @pytest.mark.clause("COMPILE-7")
 def test_unfrozen_parameter_keeps_no_grad_compiled(device, run):
     grad = _unfreeze_between_calls(device, run)
@@ -126,9 +144,14 @@ def _tensor_from_python_data(x, requires_grad):
     return torch.tensor([3.0, 4.0], device=x.device, requires_grad=requires_grad)
 
 
-# > COMPILE-10 (meta, 2.2-2.4): a compiled step that makes a tensor from Python data (`torch.tensor([3.0, 4.0],
-# > device=x.device)`, also with `requires_grad=True`) raises InternalTorchDynamoError "`example_value` needs to be
-# > a `FakeTensor`".
+# > COMPILE-10 (meta, 2.2-2.4): From 2.2 to 2.4, on the `meta` device, a compiled step that makes a tensor from Python
+# > data (`torch.tensor([3.0, 4.0], device=x.device)`, also with `requires_grad=True`) fails while it is traced: it
+# > raises `torch._dynamo.exc.InternalTorchDynamoError` (a `RuntimeError`) whose message contains "`example_value` needs
+# > to be a `FakeTensor`". Such a tensor is a real meta tensor, not a fake tensor of the graph, and the check that
+# > Dynamo's values are its own fake tensors refuses it (pytorch/pytorch#111954, first in 2.2.0); from 2.5 the check
+# > lets meta tensors through: 2.1.2 and 2.5.1 compile it (its test, run there, fails). In compile mode on `meta`, the
+# > tests that rebind a name to such a tensor (the members `torch.tensor(v)` and `torch.tensor(v, requires_grad=True)`
+# > of `REBIND_TARGETS`) are therefore `not-applicable` on 2.2-2.4, naming this clause. Layer: Dynamo.
 @pytest.mark.clause("COMPILE-10")
 @pytest.mark.parametrize("requires_grad", [False, True], ids=["no grad", "requires grad"])
 def test_tensor_from_python_data_on_meta_cannot_be_traced(device, requires_grad, run):
@@ -142,8 +165,16 @@ def _index_with_list(t):
     t[[0]] = 5.0
 
 
-# > COMPILE-9: Before 2.15, on `meta`, a compiled step that indexes with a Python list (`t[[0]] = 5`) fails while
-# > it is traced: RuntimeError "Please convert all Tensors to FakeTensors first"; the tensor is left unchanged.
+# > COMPILE-9: Before 2.15, on the `meta` device, a compiled step that indexes with a Python list (`t[[0]] = 5`) fails
+# > while it is traced: it raises a `RuntimeError` (`torch._dynamo.exc.BackendCompilerFailed` up to 2.10,
+# > `TorchRuntimeError` from 2.11) whose message contains "Please convert all Tensors to FakeTensors first", and the
+# > tensor is left unchanged (`_version` 0). The list becomes an index tensor made from Python data, which on `meta` is
+# > a real meta tensor, not a fake one (`FakeTensorMode.may_turn_const` in `torch/_subclasses/fake_tensor.py` excludes
+# > `meta`), and fake-tensor propagation refuses it. From 2.15 it compiles. In compile mode on `meta`, the tests that
+# > run the spelling `t[[0]] = 5` are therefore `not-applicable` before 2.15, naming this clause; index and mask tensors
+# > the suite's steps need are made with `torch.arange`, which Dynamo traces on `meta`. Layer: AOTAutograd up to 2.10,
+# > where the error is `BackendCompilerFailed`, raised by the backend (Dynamo alone, `backend="eager"`, compiles the
+# > step); Dynamo from 2.11, where it is raised while Dynamo traces (`TorchRuntimeError`).
 @pytest.mark.clause("COMPILE-9")
 def test_list_index_on_meta_cannot_be_traced(device, run):
     t = torch.ones(2, device=device)

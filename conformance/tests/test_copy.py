@@ -49,7 +49,7 @@ def test_copy_into_leaf_requiring_grad_raises(device, source, run):
 
 @pytest.mark.clause("COPY-2")
 def test_failed_copy_keeps_values(device, run):
-    # > COPY-2: ... and the values of `x` are unchanged.
+    # > COPY-2: After the error of COPY-1 the values of `x` are unchanged.
     x = leaf(device)
     with raises(RuntimeError, LEAF_IN_PLACE):
         run(copy, x, torch.tensor([3.0, 4.0], device=device))
@@ -59,7 +59,11 @@ def test_failed_copy_keeps_values(device, run):
 # > COPY-3: Inside `torch.no_grad()` the same `x.copy_(src)` (each `src` of COPY-1) is allowed: it returns `x`
 # > itself, bumps `x._version` by 1, and `x` stays a leaf that requires grad with no `grad_fn`, keeping its own
 # > storage and dtype.
-# > VERSION-97 (compile, until 2.4): compiled, that update counts once, as eagerly (COPY-90 holds from 2.4).
+# > VERSION-97 (compile, until 2.4): Before 2.4, a compiled in-place update under `torch.no_grad()` of a leaf `x` that
+# > requires grad counts once, as eagerly: `x.copy_(src)` (each `src` of COPY-1, as in COPY-3) and every indexed
+# > assignment of INDEX-8 leave `x` a leaf that requires grad with no `grad_fn` (for `copy_`, with its own storage and
+# > dtype) and `x._version` at 1; from 2.4 it is 2 (COPY-90, INDEX-91). Layer: AOTAutograd. The 2.4 change is not
+# > located.
 @pytest.mark.parametrize("bump", by_mode("COPY-3", "COPY-90", 1, 2, as_eager="VERSION-97"))
 @pytest.mark.parametrize("source", list(SOURCES))
 def test_copy_into_leaf_under_no_grad(device, source, bump, run):
@@ -75,7 +79,7 @@ def test_copy_into_leaf_under_no_grad(device, source, bump, run):
 @pytest.mark.clause("COPY-4")
 @pytest.mark.parametrize("source", list(SOURCES))
 def test_copy_under_no_grad_values(device, source, run):
-    # > COPY-4: ... and afterwards `x` holds the values of `src`; a later graph uses them.
+    # > COPY-4: After COPY-3, `x` holds the values of `src`, and a graph built afterwards uses them.
     x = leaf(device)
     run(copy_no_grad, x, SOURCES[source](device))
     expected = [3.0, 3.0] if source == "scalar" else [3.0, 4.0]
@@ -84,9 +88,9 @@ def test_copy_under_no_grad_values(device, source, run):
     assert_values(x.grad, [2 * v for v in expected], "x.grad = 2 * new x")
 
 
-# > COPY-5: `y.copy_(src)` on a non-leaf `y` that requires grad and is not a view (`y = a * 2`) raises no error,
-# > returns `y`, bumps `y._version` by 1, and gives `y` the `grad_fn` `CopyBackwards`; `y` stays a non-leaf that
-# > requires grad. This holds whether `src` requires grad or not.
+# > COPY-5: `y.copy_(src)` on a non-leaf `y` that requires grad and is not a view (`y = a * 2`), with grad mode on,
+# > raises no error, returns `y`, bumps `y._version` by 1, and gives `y` the `grad_fn` `CopyBackwards`; `y` stays a
+# > non-leaf that requires grad. This holds whether `src` requires grad or not. (On a view: COPY-18.)
 @pytest.mark.clause("COPY-5")
 @pytest.mark.parametrize("src_requires_grad", [True, False])
 def test_copy_into_non_leaf(device, src_requires_grad, run):
@@ -127,8 +131,8 @@ def test_copy_into_non_leaf_view(device, view, src_requires_grad, run):
     assert (y._version, b._version, y.requires_grad, y.is_leaf) == (1, 1, True, False)
 
 
-# > COPY-6: Backward through that `y` sends the gradient of `y` to `src` (when `src` requires grad) and a
-# > zero gradient to the overwritten values: `a.grad` of `y = a * 2` is a tensor of zeros, not `None`.
+# > COPY-6: Backward through that `y` sends the gradient of `y` to `src` (when `src` requires grad) and a zero gradient
+# > to the overwritten values: for `y = a * 2`, `a.grad` is a tensor of zeros, not `None`.
 @pytest.mark.clause("COPY-6")
 @pytest.mark.parametrize("src_requires_grad", [True, False])
 def test_copy_into_non_leaf_gradient(device, src_requires_grad, run):
@@ -144,10 +148,9 @@ def test_copy_into_non_leaf_gradient(device, src_requires_grad, run):
         assert src.grad is None
 
 
-# > COPY-7: `t.copy_(src)` into a floating tensor `t` that does not require grad, from a `src` that requires
-# > grad, with grad mode on, makes `t` require grad: `t` becomes a non-leaf with `grad_fn` `CopyBackwards`,
-# > and its gradient flows to `src`. Into an integer tensor it raises no error and `t` keeps
-# > `requires_grad=False`.
+# > COPY-7: `t.copy_(src)` into a floating tensor `t` that does not require grad, from a `src` that requires grad, with
+# > grad mode on, makes `t` require grad: `t` becomes a non-leaf with `grad_fn` `CopyBackwards`, and its gradient flows
+# > to `src`. Into an integer tensor it raises no error, and `t` keeps `requires_grad=False`.
 # > VERSION-96 (compile, until 2.5): these compiled steps do what their eager clauses say, `_version` included.
 @pytest.mark.parametrize("int_bump", by_mode("COPY-7", "COPY-91", 1, 2, as_eager="VERSION-96"))
 def test_copy_from_source_requiring_grad_into_plain_tensor(device, int_bump, run):
@@ -188,8 +191,8 @@ def test_copy_broadcasts_source(device, shape, run):
 @pytest.mark.clause("COPY-9")
 @pytest.mark.parametrize("shape", list(BROADCAST), ids=str)
 def test_copy_broadcasts_source_values_and_gradient(device, shape, run):
-    # > COPY-9: ... the values are repeated along the broadcast dimensions, and the gradient that reaches
-    # > `src` through a non-leaf destination is summed over them.
+    # > COPY-9: With the shapes of COPY-8, the values of `src` are repeated along the broadcast dimensions, and the
+    # > gradient that reaches `src` through a non-leaf destination is summed over them (it has the shape of `src`).
     x = torch.zeros(2, 3, device=device)
     run(copy, x, _source(shape, device))
     assert_values(x, BROADCAST[shape], f"x after copy_ from shape {shape}")
@@ -201,11 +204,11 @@ def test_copy_broadcasts_source_values_and_gradient(device, shape, run):
     assert_values(src.grad, {(3,): [2.0] * 3, (1, 3): [[2.0] * 3], (2, 1): [[3.0], [3.0]], (): 6.0}[shape], "src.grad")
 
 
-# > COPY-10: On a device that holds data (`cpu`, `cuda`), `x.copy_(src)` where `src` does not broadcast to
-# > the shape of `x` raises RuntimeError: "The size of tensor a (3) must match the size of tensor b (2) at
-# > non-singleton dimension 1" for `x` of shape `(2, 3)` and `src` of shape `(2,)`, and "output with shape [3]
-# > doesn't match the broadcast shape [2, 3]" for `x` of shape `(3,)` and `src` of shape `(2, 3)`. The
-# > values and `_version` of `x` are unchanged.
+# > COPY-10: On a device that holds data (`cpu`, `cuda`), `x.copy_(src)` where `src` does not broadcast to the shape of
+# > `x` raises `RuntimeError`: "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension
+# > 1" for `x` of shape `(2, 3)` and `src` of shape `(2,)`; "The size of tensor a (2) must match the size of tensor b
+# > (3) at non-singleton dimension 0" for `src` of shape `(3, 1)`; and "output with shape [3] doesn't match the
+# > broadcast shape [2, 3]" for `x` of shape `(3,)` and `src` of shape `(2, 3)`. `x` keeps its shape and its `_version`.
 NOT_BROADCASTABLE = [
     ((2, 3), (2,), "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 1"),
     ((2, 3), (3, 1), "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0"),
@@ -231,14 +234,16 @@ def test_copy_non_broadcastable_raises(device, dest, src, fragment, clause, run)
     _copy_not_broadcastable_raises(device, dest, src, fragment, run)
 
 
-# > COPY-16 (since 2.1): On the `meta` device, a `src` that does not broadcast raises the same RuntimeError.
+# > COPY-16 (since 2.1): On the `meta` device, `x.copy_(src)` where `src` does not broadcast to the shape of `x` raises
+# > the same `RuntimeError` as on a device with data (COPY-10), and `x` keeps its shape and its `_version`.
 @pytest.mark.parametrize("clause", by_mode("COPY-16", "COPY-93", None, None))
 @pytest.mark.parametrize(("dest", "src", "fragment"), NOT_BROADCASTABLE, ids=str)
 def test_copy_non_broadcastable_raises_on_meta(device, dest, src, fragment, clause, run):
     _copy_not_broadcastable_raises(device, dest, src, fragment, run)
 
 
-# > COPY-17 (until 2.1): On the `meta` device, a `src` that does not broadcast raises no error.
+# > COPY-17 (until 2.1): On the `meta` device, `x.copy_(src)` where `src` does not broadcast to the shape of `x` raises
+# > no error.
 @pytest.mark.clause("COPY-17")
 @pytest.mark.parametrize(("dest", "src"), [(d, s) for d, s, _ in NOT_BROADCASTABLE], ids=str)
 def test_copy_non_broadcastable_accepted_on_old_meta(device, dest, src, run):
@@ -247,7 +252,8 @@ def test_copy_non_broadcastable_accepted_on_old_meta(device, dest, src, run):
     assert x.shape == dest
 
 
-# > COPY-11: `x.copy_(src)` keeps the dtype of `x` and converts the values of `src` to it.
+# > COPY-11: `x.copy_(src)` keeps the dtype of `x` (float32 from int64, int64 from float32, float64 from bool, float32
+# > from float64, float16 from float32) and bumps its `_version` by 1.
 # > VERSION-96 (compile, until 2.5): these compiled steps do what their eager clauses say, `_version` included.
 @pytest.mark.parametrize("bump", by_mode("COPY-11", "COPY-94", 1, 2, as_eager="VERSION-96"))
 @pytest.mark.parametrize(
@@ -279,7 +285,8 @@ def test_copy_keeps_dtype(device, x_dtype, src_dtype, bump, run):
     ids=str,
 )
 def test_copy_converts_values(device, x_dtype, src, expected, run):
-    # > COPY-12: Conversion to an integer dtype truncates toward zero; bool gives 1 and 0.
+    # > COPY-12: The values of `src` are converted to the dtype of `x`: to an integer dtype by truncation toward zero
+    # > (`1.7 -> 1`, `-1.7 -> -1`, `-0.5 -> 0`); from bool to `1` and `0`.
     x = torch.zeros(2, device=device, dtype=x_dtype)
     run(copy, x, torch.tensor(src, device=device))
     assert_values(x, expected, f"{x_dtype} after copy_({src})")
@@ -320,8 +327,9 @@ def _copy_complex_warnings(device, dtype, src, run=None, always=False):
 # > or an integer dtype (int64, int32, uint8, int8) keeps the real part ... and emits a UserWarning whose message
 # > contains "Casting complex values to real discards the imaginary part" ... While `torch.set_warn_always(True)` is
 # > on, the warning is emitted again at the second copy and later ones too.
-# > COPY-95 (compile, until 2.15): compiled, the same copy keeps the real part and emits no warning, also with
-# > `torch.set_warn_always(True)` on.
+# > COPY-95 (compile, until 2.15): Inside a compiled function, copying a complex `src` into an `x` of one of the dtypes
+# > of COPY-13 keeps the real part and emits no warning, also with `torch.set_warn_always(True)` on: the "Casting
+# > complex values to real discards the imaginary part" `UserWarning` of COPY-13 is not raised. Layer: Dynamo.
 @pytest.mark.parametrize("warnings_per_copy", by_mode("COPY-13", "COPY-95", 1, 0))
 @pytest.mark.parametrize("dtype", REAL_DTYPES, ids=str)
 def test_copy_complex_into_real_warns(device, dtype, warnings_per_copy, run):
@@ -332,8 +340,12 @@ def test_copy_complex_into_real_warns(device, dtype, warnings_per_copy, run):
         assert_values(x, [1, 3], "real part")
 
 
-# > COPY-13: ... the warning is TORCH_WARN_ONCE, a single one for all these dtypes together: the first such copy in
-# > a process warns, and later ones, into the same dtype or another of them, emit no warning ...
+# > COPY-13: Copying a complex `src` into an `x` of a real floating-point dtype (float16, bfloat16, float32, float64) or
+# > an integer dtype (int64, int32, uint8, int8) keeps the real part, converted to the dtype of `x` (`[1+2j, 3-1j]`
+# > gives `[1, 3]`), and emits a `UserWarning` whose message contains "Casting complex values to real discards the
+# > imaginary part" once per process: the warning is `TORCH_WARN_ONCE`, a single one for these dtypes together, so the
+# > first such copy in a process warns, and later ones, into the same dtype or another of them, emit no warning. While
+# > `torch.set_warn_always(True)` is on, the warning is emitted again at the second copy and later ones too.
 @pytest.mark.clause("COPY-13")
 @pytest.mark.parametrize("dtype", REAL_DTYPES, ids=str)
 def test_copy_complex_into_real_warns_at_most_once(device, dtype):
@@ -416,9 +428,9 @@ def test_copy_complex_into_bool_tests_nonzero(device):
     assert _warnings_in_fresh_processes(device, [[torch.bool, torch.bool, torch.float32]]) == [[0, 0, 1]]
 
 
-# > COPY-20 (until 2.4): Copying a complex `src` into a bool `x` keeps the truth of the real part only: `[2j, 0j,
-# > 0.5+0j]` gives `[False, False, True]`; it warns as in COPY-13: the same single warning, which a copy into bool and
-# > one into a dtype of COPY-13 use up together, emitted again while `torch.set_warn_always(True)` is on.
+# > COPY-20 (until 2.4): Copying a complex `src` into a bool `x` keeps the truth of the real part only:
+# > `[2j, 0j, 0.5+0j]` gives `[False, False, True]`. It warns as in COPY-13: the same single warning, which a copy into
+# > bool and one into a dtype of COPY-13 use up together, emitted again while `torch.set_warn_always(True)` is on.
 @pytest.mark.clause("COPY-20")
 def test_copy_complex_into_bool_keeps_real_part(device):
     for _ in range(2):
@@ -429,8 +441,8 @@ def test_copy_complex_into_bool_keeps_real_part(device):
     assert _warnings_in_fresh_processes(device, sequences) == [[1, 0, 0], [1, 0]]
 
 
-# > COPY-14: The gradient that reaches `src` through `y.copy_(src)` has the dtype of `src`, while `y` keeps
-# > its own dtype.
+# > COPY-14: The gradient that reaches `src` through `y.copy_(src)` has the dtype of `src` (float64), while `y` keeps
+# > its own dtype (float32).
 @pytest.mark.clause("COPY-14")
 @pytest.mark.compiled_since("2.3", before="COPY-97", devices="meta")  # on meta the step fails to compile
 def test_copy_gradient_dtype(device, run):
@@ -443,10 +455,13 @@ def test_copy_gradient_dtype(device, run):
     assert (src.grad.dtype, a.grad.dtype) == (torch.float64, torch.float32)
 
 
-# > COPY-97 (compile, meta, until 2.3): the compiled `y.copy_(src)` of COPY-14 raises BackendCompilerFailed (a
-# > RuntimeError) whose message contains "Creating a new Tensor subclass FakeTensor but the raw Tensor object is
-# > already associated to a python object of type FakeTensor"; `y` stays float32 with `grad_fn` MulBackward0 and
-# > `_version` 0.
+# > COPY-97 (compile, meta, until 2.3): On the `meta` device, before 2.3, the compiled `y.copy_(src)` of COPY-14
+# > (`y = a * 1` of a float32 leaf `a` that requires grad, `src` a float64 leaf that requires grad) fails to compile: it
+# > raises `torch._dynamo.exc.BackendCompilerFailed` (a `RuntimeError`) whose message contains "Creating a new Tensor
+# > subclass FakeTensor but the raw Tensor object is already associated to a python object of type FakeTensor", and `y`
+# > is left as it was: float32, `grad_fn` still `MulBackward0`, `_version` 0. On `cpu` the step compiles and COPY-14
+# > holds. Layer: AOTAutograd (Dynamo alone, `backend="eager"`, compiles it; the error is raised while AOTAutograd
+# > traces the joint forward and backward graph).
 FAKE_REWRAP = (
     "Creating a new Tensor subclass FakeTensor but the raw Tensor object is already associated to a python object "
     "of type FakeTensor"

@@ -78,8 +78,9 @@ class DirtyNotReturned(torch.autograd.Function):
 
 # > CUSTOMFN-1: A custom Function whose `forward` updates its input `x` in place, passes it to `ctx.mark_dirty(x)` and
 # > returns it: applied to a non-leaf `y` that requires grad, with grad mode on, it returns `y` itself, which stays a
-# > non-leaf that requires grad, with a new `grad_fn`, a node of that Function, and a larger `_version`. Applied to a
-# > tensor that does not require grad it returns that tensor, which still does not require grad and has no `grad_fn`.
+# > non-leaf that requires grad, with a new `grad_fn`, a node of that Function (an instance of its `_backward_cls`), and
+# > a larger `_version`. Applied to a tensor that does not require grad it returns that tensor, which still does not
+# > require grad and has no `grad_fn`.
 @pytest.mark.clause("CUSTOMFN-1")
 def test_marked_update_makes_the_function_the_node(device):
     a = leaf(device)
@@ -94,8 +95,9 @@ def test_marked_update_makes_the_function_the_node(device):
     assert (plain.requires_grad, plain.grad_fn) == (False, None)
 
 
-# > CUSTOMFN-2: Gradients then flow through that Function's `backward`: with `y = a * 1`, `Double.apply(y)` (backward
-# > returning twice the gradient) and `y.sum().backward()`, `a.grad` is `[2., 2.]`; `y` holds the doubled values.
+# > CUSTOMFN-2: Gradients then flow through that Function's `backward`: with `y = a * 1` (`a` a leaf that requires
+# > grad), `Double.apply(y)` (a `forward` that doubles `x` in place, a `backward` that returns twice the gradient) and
+# > `y.sum().backward()`, `a.grad` is `[2., 2.]`; `y` holds the doubled values.
 @pytest.mark.clause("CUSTOMFN-2")
 def test_marked_update_gradient_goes_through_the_function(device):
     a = leaf(device)
@@ -106,10 +108,10 @@ def test_marked_update_gradient_goes_through_the_function(device):
     assert_values(y, [2.0, 4.0], "y")
 
 
-# > CUSTOMFN-3: `ctx.mark_dirty(x)` of a leaf `x` that requires grad, with grad mode on, raises RuntimeError whose
-# > message contains "a leaf Variable that requires grad has been used in an in-place operation."; `ctx.mark_dirty`
-# > of an input the forward does not return raises RuntimeError whose message contains "Some elements marked as
-# > dirty during the forward method were not returned as output."
+# > CUSTOMFN-3: `ctx.mark_dirty(x)` of a leaf `x` that requires grad, with grad mode on, raises `RuntimeError` whose
+# > message contains "a leaf Variable that requires grad has been used in an in-place operation."; `ctx.mark_dirty` of
+# > an input that `forward` does not return raises `RuntimeError` whose message contains "Some elements marked as dirty
+# > during the forward method were not returned as output."
 @pytest.mark.clause("CUSTOMFN-3")
 def test_marking_a_leaf_or_an_input_not_returned_is_refused(device):
     with raises(RuntimeError, LEAF_ERROR):

@@ -22,8 +22,9 @@ def dtypes(*members):
     return [pytest.param(d, id=str(d).removeprefix("torch.")) for d in members]
 
 
-# > DATA-1: `x.data` returns a tensor object other than `x` (a new one at every access) that shares
-# > the storage of `x` and has the same shape, dtype and device.
+# > DATA-1: `x.data` returns a tensor object other than `x` (a new one at every access) that shares the storage of `x`
+# > and has the same shape, strides, storage offset, dtype and device, for every kind of tensor of the population
+# > `TENSOR_KINDS` (listed below).
 @pytest.mark.clause("DATA-1")
 def test_data_is_new_object_sharing_storage(device):
     x = leaf(device)
@@ -145,9 +146,11 @@ EXPECTED = {
 }
 
 
-# > DATA-4: Every in-place write through `x.data` of a leaf `x` that requires grad (every spelling of
-# > INPLACE_SPELLINGS applied to `t = x.data`, and `x.data += 1`) raises no error, and
-# > afterwards `x` is still a leaf that requires grad, has no `grad_fn`, and has the same `_version`.
+# > DATA-4: Every in-place write through `x.data` of a leaf `x` that requires grad (every spelling of the population
+# > `INPLACE_SPELLINGS`, listed below, applied to `t = x.data`: `t[:] = v`, `t[0] = 5`, `t.add_(1)`,
+# > `torch.add(t, 1, out=t)`, `t.copy_(v)`, `t.zero_()`, `t.fill_(7)`, ...; and the statement `x.data += 1`) raises no
+# > error, and afterwards `x` is still a leaf that requires grad, has no `grad_fn`, and has the same `_version` as
+# > before.
 @pytest.mark.parametrize("version", by_mode("DATA-4", "DATA-91", 0, 1))
 @pytest.mark.parametrize("write", WRITES)
 def test_write_through_data_is_invisible_to_autograd(device, write, version, run):
@@ -172,9 +175,14 @@ def test_write_through_data_changes_values(device, write, clause, run):
         assert_values(x, plain.tolist(), f"x after {wid} (as on a normal tensor)")
 
 
-# > DATA-101 (compile, until 2.4): compiled, `x.data += 1` raises no error; `x` stays a leaf that requires grad with
-# > no `grad_fn`, `x._version` is 1, `x` holds its old values plus 1 (on a device with values), and `backward()` of a
-# > graph that saved `x` before raises "... is at version 1; expected version 0 instead".
+# > DATA-101 (compile, until 2.4): Before 2.4, the statement `x.data += 1` inside a compiled function, on a leaf `x`
+# > that requires grad, raises no error (not the refusal of DATA-91): `x` stays a leaf that requires grad with no
+# > `grad_fn`, `x._version` is 1 afterwards (not 0, as eagerly, DATA-4), and on a device with values `x` holds its old
+# > values plus 1 (DATA-5). Because the counter moved, when autograd had saved `x` before the statement
+# > (`y = (x * x).sum()`), `y.backward()` raises `RuntimeError` whose message contains "one of the variables needed for
+# > gradient computation has been modified by an inplace operation" and "is at version 1; expected version 0 instead",
+# > where eagerly it computes the gradient from the new values. Layer: Dynamo (with `backend="eager"` the counter moves
+# > too; from 2.4 AOTAutograd refuses the `set_` that Dynamo traces for the assignment, DATA-91).
 @pytest.mark.clause("DATA-101")
 @pytest.mark.parametrize("write", [pytest.param(_data_iadd, id="x.data += 1")])
 def test_compiled_data_iadd_accepted_before_2_4(device, write, run):
@@ -189,8 +197,9 @@ def test_compiled_data_iadd_accepted_before_2_4(device, write, run):
     assert "is at version 1; expected version 0 instead" in str(info.value)
 
 
-# > DATA-6: When autograd has saved `x` for backward and `x` is then modified through `x.data`,
-# > `backward()` raises no error and computes the gradient from the modified values.
+# > DATA-6: When autograd has saved `x` for backward (for example by `y = x * x`) and `x` is then modified through
+# > `x.data`, `backward()` raises no error and computes the gradient from the modified values: after `x.data.mul_(10)`
+# > the gradient of `(x * x).sum()` is `20 * x_old` instead of the correct `2 * x_old`.
 def _data_setitem(x, new):
     x.data[:] = new
 
@@ -219,8 +228,9 @@ def test_write_through_data_to_saved_tensor_gives_wrong_gradient(device, spellin
         assert_values(x.grad, [20.0, 40.0], "x.grad (correct would be [2.0, 4.0])")
 
 
-# > DATA-7: The same modification made through `x.detach()` makes that `backward()` raise RuntimeError
-# > "one of the variables needed for gradient computation has been modified by an inplace operation".
+# > DATA-7: The same modification made through `x.detach()` (which shares the version counter of `x`) makes that
+# > `backward()` raise `RuntimeError` whose message contains "one of the variables needed for gradient computation has
+# > been modified by an inplace operation".
 def _detach_setitem(x, new):
     x.detach()[:] = new
 
@@ -262,7 +272,13 @@ def assign_data(x, t):
 
 # > DATA-8: After `x.data = t` the Python object `x` is the same object, and keeps its own
 # > `requires_grad`, leafness, `grad_fn` and `_version`; `t.requires_grad` is not copied to `x`.
-# > DATA-100 (compile, 2.1 and since 2.14): compiled, `x.data = t` does what eager code does (DATA-8, DATA-60).
+# > DATA-100 (compile, 2.1 and since 2.14): On 2.1 and from 2.14, `x.data = t` inside a compiled function does what
+# > eager code does: DATA-8 holds (`x` keeps its `requires_grad`, leafness, `grad_fn` and `_version`, not the bump of
+# > DATA-94), and so does DATA-60 (the `backward()` of a graph that saved `x` raises nothing, not the error of DATA-97),
+# > and so does DATA-12 (`t` on another device raises `RuntimeError` whose message contains "incompatible tensor type";
+# > from 2.14 it is a `torch._dynamo.exc.TorchRuntimeError`): Dynamo traces the assignment as `aten.shallow_copy_data_`,
+# > no longer as `set_` (pytorch/pytorch#186040); 2.2 to 2.13 trace it as `set_` (DATA-94, DATA-97, DATA-102, DATA-96).
+# > Layer: Dynamo.
 
 
 @pytest.mark.parametrize("bump", by_mode("DATA-8", "DATA-94", 0, 1, as_eager="DATA-100"))
@@ -305,9 +321,14 @@ def test_assign_data_adopts_storage_shape_dtype(device, dtype, run):
     assert (x.shape, x.dtype) == (torch.Size([3, 2]), dtype)
 
 
-# > DATA-103: Compiled with inductor, `x.data = t` where `t` has another shape than `x` raises `AssertionError`,
-# > whose message contains "expected size" when `t` has as many dimensions as `x` and "wrong number of dimensions"
-# > otherwise; `x` keeps its shape and does not share the storage of `t`.
+# > DATA-103: Compiled with inductor, the default backend, from 2.4 to 2.14, `x.data = t` where `t` has another shape
+# > than `x` raises `AssertionError`, whose message contains "expected size" when `t` has as many dimensions as `x`
+# > (`x = [1, 2]`, `t` of shape `(3,)` or `(1,)`) and "wrong number of dimensions" when it has not (`t` of shape
+# > `(3, 2)`); `x` keeps its shape and does not share the storage of `t`. Eagerly and with `aot_eager`, `x` takes the
+# > shape of `t` (DATA-9). The code inductor generates for the step checks the size of its input against the shape it
+# > was traced with. On 2.1 to 2.3 and from 2.15 the assignment compiles with inductor and `x` takes the shape of `t`
+# > (2.15: Dynamo traces it as `aten.shallow_copy_data_`, DATA-100). Run with inductor on every release of the window,
+# > cpu. Layer: Inductor.
 @pytest.mark.clause("DATA-103")
 @pytest.mark.parametrize(
     ("shape", "message"), [((3,), "expected size"), ((1,), "expected size"), ((3, 2), "wrong number of dimensions")]
@@ -321,7 +342,8 @@ def test_inductor_assign_data_of_another_shape_raises(device, shape, message, ru
     assert not same_storage(x, t)
 
 
-# > DATA-10: `x.data = v` where `v` is not a tensor raises TypeError "Variable data has to be a tensor".
+# > DATA-10: `x.data = v` where `v` is not a tensor raises `TypeError` whose message contains "Variable data has to be a
+# > tensor".
 @pytest.mark.parametrize(
     "error",
     by_mode(
@@ -338,8 +360,13 @@ def test_assign_data_non_tensor_raises(device, value, error, run):
         run(assign_data, x, value)
 
 
-# > DATA-98 (2.2 to 2.9): Inside a compiled function, `x.data = t` where `t` has another dtype than `x` raises
-# > RuntimeError "Could not set tensor of type ...", whether or not `x` requires grad.
+# > DATA-98 (2.2 to 2.9): Inside a compiled function, `x.data = t` where `t` has another dtype than `x` (a `float32` `x`
+# > given a `float64`, `complex64`, `int64`, `int32` or `bool` tensor) raises, while Dynamo traces it, `RuntimeError`
+# > (`torch._dynamo.exc.TorchRuntimeError`) whose message contains "Could not set tensor of type" (for example "Could
+# > not set tensor of type double to a tensor of type float"), whether or not `x` requires grad, and `x` keeps its
+# > dtype: not the assignment of DATA-9 nor the error of DATA-11. Dynamo traces `.data =` as `set_`
+# > (pytorch/pytorch#113080), and `set_` on fake tensors refuses another dtype; 2.1.2 runs the assignment as eager code
+# > does. Layer: Dynamo.
 @pytest.mark.clause("DATA-98")
 @pytest.mark.parametrize("requires_grad", [True, False], ids=["x requires grad", "x does not"])
 @pytest.mark.parametrize("dtype", [torch.float64, torch.complex64, torch.int64, torch.int32, torch.bool])
@@ -350,8 +377,9 @@ def test_compiled_assign_data_of_other_dtype_raises(device, dtype, requires_grad
     assert x.dtype == torch.float32
 
 
-# > DATA-99 (2.1, and 2.4 to 2.9): Inside a compiled function, `x.data = v` where `v` is not a tensor raises the
-# > TypeError of DATA-10.
+# > DATA-99 (2.1, and 2.4 to 2.9): Inside a compiled function, `x.data = v` where `v` is not a tensor (a list, a float,
+# > `None`) raises the `TypeError` of DATA-10, "Variable data has to be a tensor" (2.2.2 and 2.3.1 raise
+# > `torch._dynamo.exc.TorchRuntimeError` from `set_` instead; from 2.9, DATA-95). Layer: Dynamo.
 @pytest.mark.clause("DATA-99")
 @pytest.mark.parametrize("value", [[1.0, 2.0], 3.0, None])
 def test_compiled_assign_data_non_tensor_raises_eagers_error(device, value, run):
@@ -360,8 +388,9 @@ def test_compiled_assign_data_non_tensor_raises_eagers_error(device, value, run)
         run(assign_data, x, value)
 
 
-# > DATA-11: `x.data = t` where `x` requires grad and `t` has an integer or bool dtype raises RuntimeError
-# > "must be floating point or complex dtype"; when `x` does not require grad the assignment is accepted.
+# > DATA-11: `x.data = t` where `x` requires grad and `t` has an integer or bool dtype raises `RuntimeError` whose
+# > message contains "must be floating point or complex dtype"; when `x` does not require grad the assignment is
+# > accepted.
 @pytest.mark.clause("DATA-11")
 @pytest.mark.compiled_since("2.9", before="DATA-98")  # older releases raise another error
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.bool])
@@ -374,9 +403,13 @@ def test_assign_integer_data(device, dtype, run):
     assert plain.dtype == dtype
 
 
-# > DATA-12: `x.data = t` where `t` has another tensor implementation type than `x` (a `meta` tensor
-# > into a `cpu` one, or the reverse) raises RuntimeError "incompatible tensor type".
-# > DATA-96 (compile, 2.13 only): compiled, another error, "Tensor device mismatch".
+# > DATA-12: `x.data = t` where `t` has another tensor implementation type than `x` (a `meta` tensor into a `cpu` one,
+# > or the reverse) raises `RuntimeError` whose message contains "incompatible tensor type".
+# > DATA-96 (compile, 2.13 only): Inside a compiled function, `x.data = t` where `t` is on another device (`meta` into
+# > `cpu`, or the reverse) raises `RuntimeError` (`torch._dynamo.exc.TorchRuntimeError`) whose message contains "Tensor
+# > device mismatch", not "incompatible tensor type" (DATA-12): Dynamo traces the assignment as `set_`
+# > (pytorch/pytorch#186040). Layer: Dynamo. (On 2.12.1 the message is another one, "Unhandled FakeTensor Device
+# > Propagation for aten.set_.source_Tensor, found two different devices": DATA-102.)
 @pytest.mark.parametrize(
     "fragment",
     by_mode("DATA-12", "DATA-96", "incompatible tensor type", "Tensor device mismatch", as_eager="DATA-100"),
@@ -389,8 +422,12 @@ def test_assign_data_of_other_tensor_type_raises(device, fragment, run):
     assert x.device.type == device
 
 
-# > DATA-102 (compile, 2.2 to 2.13): compiled, that assignment raises torch._dynamo.exc.TorchRuntimeError whose
-# > message does not contain "incompatible tensor type".
+# > DATA-102 (compile, 2.2 to 2.13): From 2.2 to 2.13, inside a compiled function, `x.data = t` where `t` is on another
+# > device (`meta` into `cpu`, or the reverse) raises `torch._dynamo.exc.TorchRuntimeError` (a `RuntimeError`) while
+# > Dynamo traces it as `set_`, whose message does not contain eager's "incompatible tensor type" (DATA-12); the message
+# > itself changes across releases ("Failed running call_function <method 'set_' ...>" on 2.5.1, "RuntimeError when
+# > making fake tensor call" on 2.12.1, "Tensor device mismatch" on 2.13: DATA-96), so this clause states the type only.
+# > `x` keeps its device. 2.1 and 2.14 on raise eager's error (DATA-100). Layer: Dynamo.
 @pytest.mark.clause("DATA-102")
 def test_compiled_assign_data_of_other_tensor_type_raises_in_dynamo(device, run):
     from torch._dynamo.exc import TorchRuntimeError

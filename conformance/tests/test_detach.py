@@ -81,7 +81,10 @@ def test_detach_shares_version_counter(device, kind, bump, run):
     assert (d._version, x._version) == (start + 2 * bump, start + 2 * bump)
 
 
-# > DETACH-3: ... for every kind of tensor of TENSOR_KINDS (the update of `x` under `torch.no_grad()`).
+# > DETACH-3: `x.detach()` shares the version counter of `x`: an in-place operation through the detached tensor
+# > increments `x._version`, and an in-place operation on `x` increments the `_version` of a tensor detached from
+# > it earlier, for every kind of tensor of `TENSOR_KINDS` (the update of `x` made under `torch.no_grad()`).
+# > (Compare DATA-3: `x.data` has a counter of its own.)
 @pytest.mark.clause("DETACH-3")
 @pytest.mark.parametrize("make", TENSOR_KINDS.params())
 def test_detach_shares_version_counter_of_every_kind(device, make):
@@ -115,10 +118,11 @@ def _write(run, x, update) -> None:
     run(lambda x: update(x.detach()), x)
 
 
-# > DETACH-4: Every in-place write through `x.detach()` of a leaf `x` that requires grad (every spelling of
-# > INPLACE_SPELLINGS, applied to `t = x.detach()`) raises no error,
-# > also outside `torch.no_grad()`; afterwards `x` is still a leaf that requires grad and has no
-# > `grad_fn`, and `x._version` has grown by one.
+# > DETACH-4: Every in-place write through `x.detach()` of a leaf `x` that requires grad (every spelling of the
+# > population `INPLACE_SPELLINGS`, listed below, applied to `t = x.detach()`: `t[:] = v`, `t[0] = 5`, `t.add_(1)`,
+# > `t += 1`, `torch.add(t, 1, out=t)`, `t.copy_(v)`, `t.zero_()`, `t.fill_(7)`, ...) raises no error, also outside
+# > `torch.no_grad`; afterwards `x` is still a leaf that requires grad and has no `grad_fn`, and `x._version` has grown
+# > by one.
 @pytest.mark.clause("DETACH-4")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 def test_write_through_detach_is_allowed(device, update, run):
@@ -142,10 +146,11 @@ def test_write_through_detach_changes_values(device, update, run):
     assert_values(x, plain.tolist(), f"x after {mid} (as on a normal tensor)")
 
 
-# > DETACH-6: When a graph has saved `x` for backward (a leaf, or a non-leaf result of an operation) and
-# > `x` is then modified in place through `x.detach()`, by any of the spellings of DETACH-4, `backward()`
-# > of that graph raises `RuntimeError` whose message contains "one of the variables needed for gradient
-# > computation has been modified by an inplace operation" and "is at version 1; expected version 0 instead".
+# > DETACH-6: When a graph has saved `x` for backward (a leaf, or a non-leaf result of an operation; for example
+# > `y = (x * x).sum()`) and `x` is then modified in place through `x.detach()`, by any of the spellings of DETACH-4,
+# > `backward()` of that graph raises `RuntimeError` whose message contains "one of the variables needed for gradient
+# > computation has been modified by an inplace operation" and "is at version 1; expected version 0 instead". (For three
+# > spellings on a leaf this is also DATA-7.)
 @pytest.mark.clause("DETACH-6")
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
@@ -158,9 +163,9 @@ def test_write_through_detach_to_saved_tensor_raises(device, kind, update, run):
     assert "is at version 1; expected version 0 instead" in str(info.value)
 
 
-# > DETACH-7: When no graph has saved `x` (for example `y = (x + 1).sum()`), a write through `x.detach()` (any
-# > spelling of DETACH-4)
-# > does not make `backward()` raise, and the gradient is that of the recorded operations.
+# > DETACH-7: When no graph has saved `x` (for example `y = (x + 1).sum()`, whose backward needs no values), a write
+# > through `x.detach()` (any spelling of DETACH-4) does not make `backward()` raise, and the gradient is that of the
+# > recorded operations.
 @pytest.mark.clause("DETACH-7")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 def test_write_through_detach_to_unsaved_tensor_is_fine(device, update, run):
@@ -184,9 +189,11 @@ def test_detach_then_requires_grad_is_new_leaf(device, run):
     assert_values(d.grad, [2.0, 4.0], "d.grad = 2 * d")
 
 
-# > DETACH-91 (compile, until 2.2): the compiled `x.detach().requires_grad_()` returns a non-leaf `d` that requires
-# > grad, with an `AsStridedBackward0` `grad_fn` leading to `x`: a backward of `(d * d).sum()` accumulates `2 * d`
-# > into `x.grad` and leaves `d.grad` as `None`.
+# > DETACH-91 (compile, until 2.2): Before 2.2, the compiled step `x.detach().requires_grad_()` (on a leaf `x` that
+# > requires grad) returns not a new leaf but a non-leaf `d` that requires grad, whose `grad_fn` is an
+# > `AsStridedBackward0` node leading to `x`: a backward of `(d * d).sum()` accumulates `2 * d` into `x.grad` (`[2, 4]`
+# > for `x = [1, 2]`) and leaves `d.grad` as `None`. Layer: AOTAutograd (Dynamo alone, `backend="eager"`, gives the new
+# > leaf of DETACH-8).
 @pytest.mark.clause("DETACH-91")
 def test_compiled_detach_then_requires_grad_reaches_x_before_2_2(device, run):
     x = leaf(device)
@@ -200,9 +207,9 @@ def test_compiled_detach_then_requires_grad_reaches_x_before_2_2(device, run):
         assert d.grad is None
 
 
-# > DETACH-9: `x.detach_()` on a tensor that is not a view (a leaf that requires grad, or a non-leaf)
-# > returns `x` itself, and afterwards `x` does not require grad, is a leaf, has no `grad_fn`, and keeps its
-# > storage and `_version`.
+# > DETACH-9: `x.detach_()` on a tensor that is not a view (every kind of tensor of `TENSOR_KINDS` that is not a view:
+# > leaves of every dtype, shape and layout, with or without grad, a non-leaf, an `nn.Parameter`) returns `x` itself,
+# > and afterwards `x` does not require grad, is a leaf, has no `grad_fn`, and keeps its storage and `_version`.
 @pytest.mark.clause("DETACH-9")
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
 def test_detach_in_place(device, kind, run):
@@ -223,8 +230,8 @@ def _detach_then_read(x):
     return y, y.requires_grad
 
 
-# > DETACH-12: Code that calls `y.detach_()` on a non-leaf `y = x * 2` it made and then reads `y.requires_grad`
-# > reads False, and the `y` it returns is a leaf that does not require grad.
+# > DETACH-12: Code that calls `y.detach_()` on a non-leaf `y = x * 2` it made (`x` a leaf that requires grad) and then
+# > reads `y.requires_grad` reads False, and the `y` it returns is a leaf that does not require grad.
 @pytest.mark.clause("DETACH-12")
 @pytest.mark.compiled_since("2.12", before="DETACH-92")  # compiled, the read gave True before
 def test_requires_grad_read_after_detach_(device, run):
@@ -234,8 +241,10 @@ def test_requires_grad_read_after_detach_(device, run):
 
 
 # > DETACH-92 (compile, until 2.12): Before 2.12, inside a compiled function, `y.requires_grad` read right after
-# > `y.detach_()` on a non-leaf `y = x * 2` made there is True; the `y` the function returns is a leaf that does
-# > not require grad, as eagerly.
+# > `y.detach_()` on a non-leaf `y = x * 2` made there (`x` a leaf that requires grad) is True, where eager code reads
+# > False (DETACH-12); the `y` the function returns is a leaf that does not require grad, as eagerly. Layer: Dynamo (the
+# > same with `backend="eager"`), which answered the attribute from what it had traced before the call; from 2.12 it
+# > reads False.
 @pytest.mark.clause("DETACH-92")
 def test_requires_grad_read_after_detach_compiled_before_2_12(device, run):
     y, read = run(_detach_then_read, leaf(device))
@@ -251,8 +260,10 @@ VIEWS = {
 }
 
 
-# > DETACH-10: `v.detach_()` where `v` is a view (of a tensor that requires grad or not) raises
-# > `RuntimeError` whose message contains "Can't detach views in-place. Use detach() instead".
+# > DETACH-10: `v.detach_()` where `v` is a view (`x[:1]`, `x.view(2)`, of a tensor that requires grad or not, and every
+# > kind of tensor of `TENSOR_KINDS` that is a view: expanded, a view of a leaf, of a non-leaf, of a view, an output of
+# > `split`, a view taken under `torch.no_grad()`) raises `RuntimeError` whose message contains "Can't detach views
+# > in-place. Use detach() instead".
 @pytest.mark.clause("DETACH-10")
 @pytest.mark.parametrize("view", list(VIEWS))
 def test_detach_in_place_of_view_raises(device, view, run):
@@ -261,7 +272,9 @@ def test_detach_in_place_of_view_raises(device, view, run):
         run(_detach_, v)
 
 
-# > DETACH-9: ... on every kind of tensor of TENSOR_KINDS that is not a view (eager: the update step is not compiled).
+# > DETACH-9: `x.detach_()` on a tensor that is not a view (every kind of tensor of `TENSOR_KINDS` that is not a view:
+# > leaves of every dtype, shape and layout, with or without grad, a non-leaf, an `nn.Parameter`) returns `x` itself,
+# > and afterwards `x` does not require grad, is a leaf, has no `grad_fn`, and keeps its storage and `_version`.
 @pytest.mark.clause("DETACH-9")
 @pytest.mark.parametrize("make", [p for p in TENSOR_KINDS.params() if p.id not in VIEW_KINDS])
 def test_detach_in_place_of_every_kind(device, make):
@@ -272,7 +285,10 @@ def test_detach_in_place_of_every_kind(device, make):
     assert (x.untyped_storage()._cdata, x._version) == (storage, version)
 
 
-# > DETACH-10: ... and every view of TENSOR_KINDS (eager).
+# > DETACH-10: `v.detach_()` where `v` is a view (`x[:1]`, `x.view(2)`, of a tensor that requires grad or not, and every
+# > kind of tensor of `TENSOR_KINDS` that is a view: expanded, a view of a leaf, of a non-leaf, of a view, an output of
+# > `split`, a view taken under `torch.no_grad()`) raises `RuntimeError` whose message contains "Can't detach views
+# > in-place. Use detach() instead".
 @pytest.mark.clause("DETACH-10")
 @pytest.mark.parametrize("make", [p for p in TENSOR_KINDS.params() if p.id in VIEW_KINDS])
 def test_detach_in_place_of_every_view_kind_raises(device, make):

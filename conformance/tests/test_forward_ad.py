@@ -51,8 +51,11 @@ UPDATES = {
 }
 
 
-# > FWAD-1: Inside `fwAD.dual_level()`, an in-place update of a dual tensor `x = fwAD.make_dual(p, t)` returns `x`
-# > itself and makes its tangent the derivative of the update applied to the old tangent (each spelling below).
+# > FWAD-1: Inside `fwAD.dual_level()`, an in-place update of a dual tensor `x = fwAD.make_dual(p, t)` (`p = [1., 2.]`,
+# > `t = [1., 1.]`) returns `x` itself and makes its tangent the derivative of the update applied to the old tangent:
+# > `x.add_(5)`, `x.sub_(1)`, `x += 1`: `[1., 1.]`; `x.mul_(3)`, `x *= 3`: `[3., 3.]`; `x.div_(2)`: `[0.5, 0.5]`;
+# > `x.neg_()`: `[-1., -1.]`; `x.pow_(2)`: `[2., 4.]`; `x.clamp_(max=1.5)`: `[1., 0.]`; `x.zero_()`, `x.fill_(7)`,
+# > `x.copy_(v)` and `x[:] = v` with a `v` that has no tangent: `[0., 0.]`; `x[0] = 5`: `[0., 1.]`.
 @pytest.mark.clause("FWAD-1")
 @pytest.mark.parametrize("spelling", UPDATES)
 def test_update_of_a_dual_tensor_updates_its_tangent(device, spelling):
@@ -78,10 +81,13 @@ def test_update_of_a_dual_tensor_keeps_its_tangent_object(device, spelling):
         assert tangent_of(x) is before, f"{spelling}: the tangent is another tensor afterwards"
 
 
-# > FWAD-3: A tensor with no tangent that an in-place update writes values of a dual tensor `d` into gains a
-# > tangent: that of `d` where `d`'s values were written, zero elsewhere. `y` does not come to require grad. An
-# > in-place update of a view of a dual tensor updates the base's tangent where the view lies, and a view of a
-# > tensor with no tangent that receives a dual tensor's values gives its base a tangent.
+# > FWAD-3: A tensor with no tangent that an in-place update writes values of a dual tensor `d` into gains a tangent:
+# > that of `d` where `d`'s values were written, zero elsewhere (`y = torch.zeros(2)`, `d` with primal `[1., 2.]` and
+# > tangent `[3., 4.]`: `y.add_(d)` and `y.copy_(d)` give `[3., 4.]`, `y[0] = d[1]` gives `[4., 0.]`). `y` does not come
+# > to require grad. An in-place update of a view of a dual tensor updates the base's tangent where the view lies
+# > (`base[1:].mul_(2)` of a base with tangent `[1., 1., 1.]`: `[1., 2., 2.]`), and a view of a tensor with no tangent
+# > that receives a dual tensor's values gives its base a tangent (`base[1:].copy_(d)` of `torch.zeros(3)`, `d` with
+# > tangent `[5., 6.]`: `[0., 5., 6.]`).
 @pytest.mark.clause("FWAD-3")
 @pytest.mark.parametrize(
     ("spelling", "write", "expected"),
@@ -155,9 +161,9 @@ def test_inference_mode_stops_forward_ad(device):
     assert not caught, [str(w.message) for w in caught]
 
 
-# > FWAD-7: An update written through `x.data` or `x.detach()` changes the primal of the dual tensor `x` and leaves
-# > its tangent as it was (`[1., 1.]`), with no error: the tangent is then wrong for the values. `x.detach()` itself
-# > has no tangent.
+# > FWAD-7: An update written through `x.data` or `x.detach()` (`x.data.mul_(3)`, `x.detach().mul_(3)`) changes the
+# > primal of the dual tensor `x` and leaves its tangent as it was (`[1., 1.]`), with no error: the tangent is then
+# > wrong for the values. `x.detach()` itself has no tangent.
 @pytest.mark.clause("FWAD-7")
 @pytest.mark.parametrize("through", ["x.data", "x.detach()"])
 def test_writes_around_autograd_leave_the_tangent(device, through):

@@ -42,9 +42,9 @@ def call(run, m, params, x, spelling):
 
 
 # > FUNC-1: `torch.func.functional_call(module, {name: tensor}, args)` runs the module's forward with each named
-# > parameter replaced by the given tensor: for nn.Linear(2, 1) with weight [[1, 2]] and bias [0.5], the
-# > replacement weight [[3, 4]] and the input [[1, 10]], the output is [[43.5]]; replacing the bias by [1.] as well
-# > gives [[44.]].
+# > parameter replaced by the given tensor; `args` is a tuple of positional arguments or a single tensor. For
+# > `nn.Linear(2, 1)` with weight `[[1, 2]]` and bias `[0.5]`, the replacement weight `[[3, 4]]` and the input
+# > `[[1, 10]]`, the output is `[[43.5]]`; replacing the bias by `[1.]` as well gives `[[44.]]`.
 @pytest.mark.clause("FUNC-1")
 @pytest.mark.parametrize("spelling", ["args tuple", "single tensor"])
 def test_functional_call_uses_replacements(device, spelling, run):
@@ -55,7 +55,7 @@ def test_functional_call_uses_replacements(device, spelling, run):
     assert_values(call(run, m, both, inputs(device), spelling), [[44.0]], "output with weight and bias replaced")
 
 
-# > FUNC-2: During the call the module's attribute is the replacement tensor itself.
+# > FUNC-2: During the call the module's attribute (`module.weight`) is the replacement tensor itself.
 @pytest.mark.clause("FUNC-2")
 def test_module_attribute_is_replacement_during_call(device, run):
     m = linear(device)
@@ -66,8 +66,8 @@ def test_module_attribute_is_replacement_during_call(device, run):
     assert seen == [True]
 
 
-# > FUNC-3: After the call the module's own parameters are as before: the same `nn.Parameter` objects, leaves that
-# > require grad, with unchanged `_version`, and no `.grad`.
+# > FUNC-3: After the call, and after `backward()` from its output, the module's own parameters are as before: the same
+# > `nn.Parameter` objects, leaves that require grad, with unchanged `_version`; a replaced parameter has no `.grad`.
 @pytest.mark.clause("FUNC-3")
 @pytest.mark.parametrize("backward", [False, True])
 def test_module_parameters_untouched(device, backward, run):
@@ -113,8 +113,8 @@ def test_gradients_flow_to_replacements(device, run):
     assert (m2.weight.grad, m2.bias.grad) == (None, None)
 
 
-# > FUNC-6: A key that names no parameter or buffer of the module is not an error: the module's own parameters
-# > are used.
+# > FUNC-6: A key that names no parameter or buffer of the module (a misspelling such as `"wieght"`) is not an error:
+# > the module's own parameters are used.
 @pytest.mark.clause("FUNC-6")
 def test_unknown_key_is_ignored(device, run):
     m = linear(device)
@@ -140,9 +140,9 @@ def symmetric_linear(device):
     return m
 
 
-# > FUNC-7: After `register_parametrization(module, "weight", p)`, the module's parameter is
+# > FUNC-7: After `torch.nn.utils.parametrize.register_parametrization(module, "weight", p)`, the module's parameter is
 # > `module.parametrizations.weight.original`, an `nn.Parameter` (a leaf that requires grad);
-# > `named_parameters()` lists `parametrizations.weight.original` and no longer `weight`, and
+# > `module.named_parameters()` lists `parametrizations.weight.original` and no longer `weight`, and
 # > `is_parametrized(module, "weight")` is True.
 @pytest.mark.clause("FUNC-7")
 def test_parametrization_moves_parameter_to_original(device):
@@ -154,7 +154,7 @@ def test_parametrization_moves_parameter_to_original(device):
     assert parametrize.is_parametrized(m, "weight") is True
 
 
-# > FUNC-8: `original` holds the values the weight had before registration; `module.weight` is `p(original)`.
+# > FUNC-8: `original` holds the values the weight had before registration, and `module.weight` is `p(original)`.
 @pytest.mark.clause("FUNC-8")
 def test_parametrized_weight_values(device):
     m = symmetric_linear(device)
@@ -162,8 +162,9 @@ def test_parametrized_weight_values(device):
     assert_values(m.weight, [[1.0, 2.0], [2.0, 4.0]], "m.weight = Symmetric(original)")
 
 
-# > FUNC-9: `module.weight` is recomputed from `original` at every access: a new tensor each time, not a leaf, with
-# > a `grad_fn`, that requires grad; inside `parametrize.cached()` repeated accesses return the same tensor.
+# > FUNC-9: `module.weight` is recomputed from `original` at every access: a new tensor each time (three accesses in a
+# > row give three distinct tensors), not a leaf, with a `grad_fn`, that requires grad. Inside
+# > `torch.nn.utils.parametrize.cached()` repeated accesses return the same tensor.
 @pytest.mark.clause("FUNC-9")
 def test_parametrized_weight_is_recomputed(device):
     m = symmetric_linear(device)
@@ -176,8 +177,9 @@ def test_parametrized_weight_is_recomputed(device):
     assert c1 is c2
 
 
-# > FUNC-10: Gradients flow to `original` through the parametrization: with the input [[1, 10]], the gradient of
-# > `module(x).sum()` with respect to `original` is [[1., 11.], [0., 10.]].
+# > FUNC-10: Gradients flow to `original` through the parametrization: for `nn.Linear(2, 2)` with weight
+# > `[[1, 2], [3, 4]]` made symmetric (`X.triu() + X.triu(1).T`) and the input `[[1, 10]]`, the gradient of
+# > `module(x).sum()` with respect to `original` is `[[1., 11.], [0., 10.]]`.
 @pytest.mark.clause("FUNC-10")
 def test_gradient_reaches_original(device):
     m = symmetric_linear(device)
@@ -185,9 +187,9 @@ def test_gradient_reaches_original(device):
     assert_values(m.parametrizations.weight.original.grad, [[1.0, 11.0], [0.0, 10.0]], "original.grad")
 
 
-# > FUNC-11: Updates go to `original`, and `module.weight` follows: after `original.add_(1)` under
-# > `torch.no_grad()` the weight is [[2., 3.], [3., 5.]]; an optimizer step over `module.parameters()` updates
-# > `original`, and the weight stays symmetric.
+# > FUNC-11: Updates go to `original` and `module.weight` follows them, still satisfying the constraint: after
+# > `original.add_(1)` under `torch.no_grad()` the weight of FUNC-10 is `[[2., 3.], [3., 5.]]`; an optimizer step over
+# > `module.parameters()` updates `original`, and the weight stays symmetric.
 @pytest.mark.clause("FUNC-11")
 def test_updates_go_to_original(device, run):
     m = symmetric_linear(device)
@@ -230,8 +232,9 @@ WEIGHT_UPDATES = {
 }
 
 
-# > FUNC-12: An in-place update of `module.weight` itself (under `torch.no_grad()`, or with grad mode on) raises no
-# > error and leaves `original` and its `_version` unchanged.
+# > FUNC-12: An in-place update of `module.weight` itself (`add_` or `copy_` under `torch.no_grad()`, or `add_` with
+# > grad mode on, where `module.weight` is a non-leaf) raises no error and leaves `original` (the same object) and its
+# > `_version` unchanged.
 @pytest.mark.compiled_since("2.4", before="FUNC-90")
 @pytest.mark.clause("FUNC-12")
 @pytest.mark.parametrize("spelling", list(WEIGHT_UPDATES))
@@ -244,7 +247,7 @@ def test_inplace_on_parametrized_weight_is_lost(device, spelling, run):
     assert original._version == version
 
 
-# > FUNC-13: ... the update is lost: `original` and the next `module.weight` have the values they had before.
+# > FUNC-13: The update of FUNC-12 is lost: `original` and the next `module.weight` have the values they had before it.
 @pytest.mark.compiled_since("2.4", before="FUNC-90")
 @pytest.mark.clause("FUNC-13")
 @pytest.mark.parametrize("spelling", list(WEIGHT_UPDATES))
@@ -255,9 +258,11 @@ def test_inplace_on_parametrized_weight_values_lost(device, spelling, run):
     assert_values(m.weight, [[1.0, 2.0], [2.0, 4.0]], "m.weight")
 
 
-# > FUNC-90 (compile, until 2.4): Inside a compiled function, the in-place updates of FUNC-12 raise
-# > InternalTorchDynamoError whose message contains "'Tensor' object has no attribute '__closure__'"; `original`
-# > keeps its `_version` and its values.
+# > FUNC-90 (compile, until 2.4): Before 2.4, inside a compiled function, the in-place updates of FUNC-12
+# > (`m.weight.add_(1.0)` and `m.weight.copy_(z)` under `torch.no_grad()`, `m.weight.add_(1.0)` with grad mode on) raise
+# > `torch._dynamo.exc.InternalTorchDynamoError` (a `RuntimeError`) whose message contains "'Tensor' object has no
+# > attribute '__closure__'", while Dynamo traces the parametrization's property; `original` keeps its `_version` and
+# > its values. Layer: Dynamo. Run on 2.1.2, 2.2.2, 2.3.1 (as said here) and 2.4.1 (as FUNC-12 says).
 @pytest.mark.clause("FUNC-90")
 @pytest.mark.parametrize("spelling", list(WEIGHT_UPDATES))
 def test_compiled_inplace_on_parametrized_weight_fails_before_2_4(device, spelling, run):
@@ -276,8 +281,8 @@ def assign_weight(m, value):
     m.weight = value
 
 
-# > FUNC-14: Assigning `module.weight = t` when the parametrization has no `right_inverse` raises RuntimeError whose
-# > message contains "does not implement right_inverse".
+# > FUNC-14: Assigning `module.weight = t` when the parametrization defines no `right_inverse` raises `RuntimeError`
+# > whose message contains "does not implement right_inverse", and leaves `original` unchanged.
 @pytest.mark.compiled_since("2.2", before="FUNC-91")
 @pytest.mark.clause("FUNC-14")
 def test_assign_parametrized_weight_without_right_inverse(device, run):
@@ -288,8 +293,9 @@ def test_assign_parametrized_weight_without_right_inverse(device, run):
     assert m.parametrizations.weight.original._version == version
 
 
-# > FUNC-91 (compile, until 2.2): Inside a compiled function, the assignment of FUNC-14 raises AssertionError (not a
-# > RuntimeError) while it is traced; `original` keeps its `_version`.
+# > FUNC-91 (compile, until 2.2): On 2.1, inside a compiled function, the assignment of FUNC-14 (`m.weight = t` when the
+# > parametrization has no `right_inverse`) raises `AssertionError`, not the `RuntimeError` of FUNC-14, while Dynamo
+# > traces it; `original` keeps its `_version`. Layer: Dynamo. Run on 2.1.2 (as said here) and 2.2.2 (as FUNC-14 says).
 @pytest.mark.clause("FUNC-91")
 def test_compiled_assign_parametrized_weight_without_right_inverse_before_2_2(device, run):
     m = symmetric_linear(device)

@@ -86,10 +86,11 @@ def _inference_matrix(device):
         return torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device) * 1
 
 
-# > INFER-2: Inside inference mode, the result of every operation of the population NON_VIEW_OPS is an inference
-# > tensor (`t.is_inference()` and `torch.is_inference(t)` are True) that does not require grad, is a leaf and
-# > has no `grad_fn`, even when its inputs require grad (leaves or non-leaves). Tensors created by factory
-# > functions inside the mode are inference tensors too. Views are the exception (INFER-3, INFER-40).
+# > INFER-2: Inside inference mode, the result of every operation of the population `NON_VIEW_OPS` (listed below) is an
+# > inference tensor (`t.is_inference()` and `torch.is_inference(t)` are True) that does not require grad, is a leaf and
+# > has no `grad_fn`, even when its inputs require grad (leaves or non-leaves). Tensors created by factory functions
+# > inside the mode are inference tensors too. Views are the exception: a view of a normal tensor made inside the mode
+# > is a normal tensor (INFER-3) that requires grad when its base does (INFER-40).
 @pytest.mark.clause("INFER-2")
 @pytest.mark.parametrize("op", NON_VIEW_OPS.params())
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
@@ -120,8 +121,8 @@ def test_factories_inside_are_inference_tensors(device, factory):
     assert (t.requires_grad, t.is_leaf) == (False, True)
 
 
-# > INFER-3: A view (the result of an operation of the population VIEW_OPS) made inside inference mode of a
-# > normal tensor is a normal tensor: `is_inference()` is False. A view of an inference tensor, made inside the
+# > INFER-3: A view (the result of an operation of the population `VIEW_OPS`, listed below) made inside inference mode
+# > of a normal tensor is a normal tensor: `is_inference()` is False. A view of an inference tensor, made inside the
 # > mode, outside it, or under `torch.no_grad()`, is an inference tensor.
 @pytest.mark.clause("INFER-3")
 @pytest.mark.parametrize("view", VIEW_OPS.params())
@@ -177,10 +178,11 @@ def test_results_outside_are_normal_tensors(device, op, grad):
 
 
 # > INFER-41: Outside inference mode (with grad mode enabled or under `torch.no_grad()`), `d = t.detach()` of an
-# > inference tensor `t` is an inference tensor that nonetheless has a version counter: `d._version` reads 0
-# > instead of raising (INFER-5), and every update of the population INPLACE_SPELLINGS other than the index
-# > assignments `d[0] = 5` and `d[:] = v` is accepted instead of refused (INFER-9), increases `d._version` and
-# > writes into the memory of `t`. (The two index assignments: INFER-23, INFER-24, INFER-25.)
+# > inference tensor `t` is an inference tensor (`d.is_inference()` is True) that nonetheless has a version counter:
+# > `d._version` reads 0 instead of raising (INFER-5), and every update of the population `INPLACE_SPELLINGS` (listed
+# > below) other than the index assignments `d[0] = 5` and `d[:] = v` is accepted instead of refused (INFER-9),
+# > increases `d._version` and writes into the memory of `t`. The two index assignments: INFER-23 (`d[0] = 5`), INFER-24
+# > and INFER-25 (`d[:] = v`).
 @pytest.mark.clause("INFER-41")
 @pytest.mark.compiled_since("2.8", before="INFER-90")  # older releases refuse the update
 @pytest.mark.parametrize("update", DETACH_UPDATES.params())
@@ -195,8 +197,11 @@ def test_detach_of_inference_tensor_has_a_version_counter(device, update, grad, 
     assert same_storage(d, t)
 
 
-# > INFER-90 (2.1, and 2.4 to 2.8): Inside a compiled function called outside inference mode, each update of INFER-41 of
-# > `d = t.detach()` raises RuntimeError "Inplace update to inference tensor outside InferenceMode is not allowed".
+# > INFER-90 (2.1, and 2.4 to 2.8): Inside a compiled function called outside inference mode (with grad mode enabled or
+# > under `torch.no_grad()`), each update of INFER-41 of `d = t.detach()` of an inference tensor `t` raises
+# > `RuntimeError` whose message contains "Inplace update to inference tensor outside InferenceMode is not allowed",
+# > instead of being accepted. (2.2.2 and 2.3.1 refuse the others but accept `d[m] = 5` and `d[[0]] = 5` on cpu: not
+# > specified.) Layer: Dynamo.
 @pytest.mark.clause("INFER-90")
 @pytest.mark.parametrize("update", DETACH_UPDATES.params())
 @pytest.mark.parametrize("grad", ["enabled", "no_grad"])
@@ -224,16 +229,17 @@ def _refused_detach_index_assignment(device, spelling, grad):
 
 
 # > INFER-23: Outside inference mode (with grad mode enabled or under `torch.no_grad()`), `d[0] = 5` into
-# > `d = t.detach()` of an inference tensor `t` raises RuntimeError whose message contains "Inplace update to
-# > inference tensor outside InferenceMode is not allowed", and `d._version` is still 0.
+# > `d = t.detach()` of an inference tensor `t` raises `RuntimeError` whose message contains "Inplace update to
+# > inference tensor outside InferenceMode is not allowed" (the write goes through the view `d[0]`, which is an
+# > inference tensor, INFER-3), and `d._version` is still 0.
 @pytest.mark.clause("INFER-23")
 @pytest.mark.parametrize("grad", ["enabled", "no_grad"])
 def test_detach_of_inference_tensor_refuses_index_assignment(device, grad):
     _refused_detach_index_assignment(device, "d[0] = 5", grad)
 
 
-# > INFER-24 (until 2.9): `d[:] = v` into `d` of INFER-23 is refused likewise: RuntimeError "Inplace update to
-# > inference tensor outside InferenceMode is not allowed", and `d._version` is still 0.
+# > INFER-24 (until 2.9): `d[:] = v` into `d` of INFER-23 is refused likewise: it raises `RuntimeError` whose message
+# > contains "Inplace update to inference tensor outside InferenceMode is not allowed", and `d._version` is still 0.
 @pytest.mark.clause("INFER-24")
 @pytest.mark.parametrize("grad", ["enabled", "no_grad"])
 def test_detach_of_inference_tensor_refuses_full_slice_assignment_before_2_9(device, grad):
@@ -252,8 +258,9 @@ def test_detach_of_inference_tensor_accepts_full_slice_assignment_since_2_9(devi
     assert (d.is_inference(), d._version > 0, same_storage(d, t)) == (True, True, True)
 
 
-# > INFER-5: Reading `_version` of an inference tensor, inside or outside the mode, raises `RuntimeError`
-# > whose message contains "Inference tensors do not track version counter".
+# > INFER-5: Reading `_version` of an inference tensor made inside inference mode, or of a view of one, inside or
+# > outside the mode, raises `RuntimeError` whose message contains "Inference tensors do not track version counter".
+# > (Not so for `t.detach()` made outside the mode, INFER-41.)
 @pytest.mark.clause("INFER-5")
 @pytest.mark.parametrize("where", ["outside", "inside"])
 def test_inference_tensor_has_no_version(device, where):
@@ -343,9 +350,10 @@ def plain_result(update):
     return p.tolist()
 
 
-# > INFER-9: Outside inference mode, with grad mode enabled or disabled, every in-place update of an inference
-# > tensor made inside the mode (every spelling of INPLACE_SPELLINGS) raises `RuntimeError` whose message
-# > contains "Inplace update to inference tensor outside InferenceMode is not allowed".
+# > INFER-9: Outside inference mode, with grad mode enabled or disabled, every in-place update of an inference tensor
+# > made inside the mode (every spelling of the population `INPLACE_SPELLINGS`, listed above: `t.add_(1)`, `t += 1`,
+# > `t[0] = 5`, `t[:] = v`, `t.copy_(v)`, `torch.add(t, 1, out=t)`, ...) raises `RuntimeError` whose message contains
+# > "Inplace update to inference tensor outside InferenceMode is not allowed".
 @pytest.mark.clause("INFER-9")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 @pytest.mark.parametrize("grad", ["enabled", "no_grad"])
@@ -398,8 +406,10 @@ def assert_result(t, update, what):
 
 # > INFER-20: An update refused by INFER-9 has nonetheless been carried out: after the `RuntimeError`, the
 # > tensor holds the result of the operation.
-# > INFER-91 (until 2.8): Inside a compiled function called outside inference mode, an update refused by INFER-9 is
-# > not carried out: the tensor keeps its values.
+# > INFER-91 (until 2.8): Inside a compiled function called outside inference mode, an update refused by INFER-9 is not
+# > carried out: after the `RuntimeError` the tensor keeps its values (not INFER-20). (Before 2.4 the index assignments
+# > `t[0] = 5` and `t[:] = v`, and on 2.2 and 2.3 also `t[m] = 5` and `t[[0]] = 5`, are written as eagerly.) Layer:
+# > Dynamo.
 @pytest.mark.parametrize(
     "written",
     [
@@ -425,10 +435,13 @@ def test_refused_inplace_on_inference_tensor(device, update, grad, written, run)
         assert_values(t, [1.0, 2.0], f"inference tensor after a compiled, refused {MEMBER_ID[update]}")
 
 
-# > INFER-92: Compiled with inductor, called outside inference mode (with grad mode enabled or under
-# > `torch.no_grad()`), every update of the population INPLACE_SPELLINGS of an inference tensor made inside the
-# > mode is accepted, where eagerly and with `aot_eager` it raises (INFER-9): afterwards the tensor holds the
-# > result of the operation and is still an inference tensor.
+# > INFER-92: Compiled with inductor, the default backend, from 2.8, called outside inference mode (with grad mode
+# > enabled or under `torch.no_grad()`), every update of the population `INPLACE_SPELLINGS` of an inference tensor made
+# > inside the mode is accepted, where eagerly and with `aot_eager` it raises (INFER-9): afterwards the tensor holds the
+# > result of the operation and is still an inference tensor. Before 2.8 Dynamo refuses the update while it traces the
+# > step, as with `aot_eager`. Layer: Inductor (with `backend="aot_eager"` the update raises, INFER-9). Not specified:
+# > the updates of `t.detach()` (INFER-41; with inductor its `_version` stays 0), and `meta`, where only some spellings
+# > are accepted.
 @pytest.mark.clause("INFER-92")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 @pytest.mark.parametrize("grad", ["enabled", "no_grad"])
@@ -478,10 +491,11 @@ def test_requires_grad_on_inference_tensor_raises(device, spelling, run):
     assert t.requires_grad is False
 
 
-# > INFER-12: Outside inference mode, the result of every operation of NON_VIEW_OPS (`t.clone()`, `t * 2` and
-# > `t.sin()` among them) applied to an inference tensor `t` is a normal tensor: it has a version counter
-# > (reading `_version` raises no error, an in-place update increases it), accepts in-place updates, and can be
-# > saved for backward (`n * x` is recorded).
+# > INFER-12: Outside inference mode, the result of every operation of the population `NON_VIEW_OPS` (listed above;
+# > `t.clone()`, `t * 2` and `t.sin()` among them) applied to an inference tensor `t` is a normal tensor: it has a
+# > version counter (reading `_version` raises no error, and an in-place update increases it), accepts in-place updates,
+# > and can be saved for backward (`n * x` is recorded, where `n` is that result). (`t.contiguous()` of a contiguous `t`
+# > is not a member: it returns `t` itself, INFER-42.)
 @pytest.mark.clause("INFER-12")
 @pytest.mark.parametrize("op", ["t.clone()", "t * 2", "t.sin()"])
 def test_clone_outside_gives_normal_tensor(device, op):
@@ -511,11 +525,13 @@ def test_non_view_ops_outside_give_normal_tensor(device, op):
     assert (y.requires_grad, type(y.grad_fn).__name__) == (True, "MulBackward0")
 
 
-# > INFER-42: Outside inference mode, `t.contiguous()` of an inference tensor `t` that is already contiguous returns
-# > `t` itself, so, unlike the results of INFER-12, it is an inference tensor: `is_inference()` is True, reading its
-# > `_version` raises RuntimeError "Inference tensors do not track version counter", an in-place update raises
-# > "Inplace update to inference tensor outside InferenceMode is not allowed", and `c * x` for `x` that requires
-# > grad raises "Inference tensors cannot be saved for backward".
+# > INFER-42: Outside inference mode, `t.contiguous()` of an inference tensor `t` that is already contiguous returns `t`
+# > itself (`t.contiguous() is t`), so, unlike the results of INFER-12 (`t.t().contiguous()`, which copies, is a member
+# > of `NON_VIEW_OPS`), it is an inference tensor: `is_inference()` is True, reading its `_version` raises
+# > `RuntimeError` whose message contains "Inference tensors do not track version counter", an in-place update
+# > (`c.add_(1)`) raises `RuntimeError` whose message contains "Inplace update to inference tensor outside InferenceMode
+# > is not allowed", and `c * x` for `x` that requires grad raises `RuntimeError` whose message contains "Inference
+# > tensors cannot be saved for backward". To get a normal tensor, use `t.clone()`.
 @pytest.mark.clause("INFER-42")
 @pytest.mark.parametrize("mode", ["grad mode enabled", "no_grad"])
 def test_contiguous_of_contiguous_inference_tensor_is_itself(device, mode):
@@ -534,10 +550,11 @@ def test_contiguous_of_contiguous_inference_tensor_is_itself(device, mode):
         c * x
 
 
-# > INFER-13: Inside inference mode, an in-place update of a normal tensor that is not a view is accepted and
-# > increases its `_version`, by every spelling of INFER-9 (INPLACE_SPELLINGS): a leaf that requires grad stays a
-# > leaf that requires grad and has no `grad_fn`; a non-leaf (`a * 1`) keeps the same `grad_fn` object (the update
-# > is not recorded); a tensor that does not require grad stays so; none becomes an inference tensor.
+# > INFER-13: Inside inference mode, an in-place update of a normal tensor that is not a view is accepted and increases
+# > its `_version`, by every spelling of INFER-9: a leaf that requires grad stays a leaf that requires grad and has no
+# > `grad_fn`; a non-leaf (`a * 1`) keeps the same `grad_fn` object (the update is not recorded); a tensor that does not
+# > require grad stays so; none becomes an inference tensor. A view that has a `grad_fn` does not keep its `grad_fn`
+# > object (INFER-21, INFER-22).
 @pytest.mark.clause("INFER-13")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 @pytest.mark.parametrize("kind", ["leaf requiring grad", "non-leaf", "plain"])
@@ -573,11 +590,13 @@ def _assert_regenerated(y, fn):
 
 
 # > INFER-21: Inside inference mode, an in-place update of a view `y` that has a `grad_fn`, made outside the mode with
-# > grad mode enabled by an operation of VIEW_OPS with one output from a tensor `b` that requires grad (a leaf or a
-# > non-leaf; for instance `(a * 1)[1:3]`), or of its base `b` (every spelling of INPLACE_SPELLINGS on `y = b[1]` or
-# > on `b`; `y.add_(1)` or `b.add_(1)` for every such operation), is accepted; afterwards `y` is still a normal
-# > non-leaf that requires grad and `y._version` has increased, but `y.grad_fn` is a new node object of class
-# > `AsStridedBackward0`, not the node it had before; later reads return the new object.
+# > grad mode enabled by an operation of `VIEW_OPS` with one output from a tensor `b` that requires grad (a leaf or a
+# > non-leaf; for instance `(a * 1)[1:3]`), or of its base `b` (every spelling of `INPLACE_SPELLINGS` on `y = b[1]` or
+# > on `b`; `y.add_(1)` or `b.add_(1)` for every such operation, but `y.add_(1)` of `b.expand(3, 2, 2)`, which torch
+# > refuses, the elements of the view overlapping), is accepted; afterwards `y` is still a normal non-leaf that requires
+# > grad and `y._version` has increased, but `y.grad_fn` is a new node object of class `AsStridedBackward0`, not the
+# > node it had before (autograd regenerates the node of a view whose version changed when it is next read; later reads
+# > return the new object), as under `torch.no_grad()` (NOGRAD-18).
 @pytest.mark.clause("INFER-21")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 @pytest.mark.parametrize(
@@ -651,11 +670,11 @@ def test_inplace_inside_on_saved_tensor_raises(device, update, run):
         loss.backward()
 
 
-# > INFER-15: `torch.inference_mode(False)` inside inference mode disables it: `is_inference_mode_enabled()`
-# > is False, grad mode is enabled, operations on tensors that require grad are recorded and give normal
-# > tensors, and new tensors are normal; on leaving it, inference mode is enabled again. Outside inference
-# > mode, `torch.inference_mode(False)` leaves inference mode disabled and enables grad mode, also inside
-# > `torch.no_grad()`; on leaving it, grad mode is what it was.
+# > INFER-15: `torch.inference_mode(False)` inside inference mode disables it: `is_inference_mode_enabled()` is False,
+# > grad mode is enabled, operations on tensors that require grad are recorded and give normal tensors, and new tensors
+# > are normal; on leaving it, inference mode is enabled again. Outside inference mode, `torch.inference_mode(False)`
+# > leaves inference mode disabled and enables grad mode, also inside `torch.no_grad()` (operations there are recorded);
+# > on leaving it, grad mode is what it was.
 @pytest.mark.clause("INFER-15")
 @pytest.mark.parametrize("outer_grad", [True, False])
 def test_inference_mode_false(device, outer_grad):
@@ -679,9 +698,9 @@ def test_inference_mode_false(device, outer_grad):
         assert (torch.is_inference_mode_enabled(), torch.is_grad_enabled()) == (False, outer_grad)
 
 
-# > INFER-16: `torch.enable_grad()` inside inference mode makes `torch.is_grad_enabled()` True, but inference
-# > mode stays enabled: results of operations on tensors that require grad still do not require grad, have
-# > no `grad_fn`, and are inference tensors.
+# > INFER-16: `torch.enable_grad` inside inference mode makes `torch.is_grad_enabled()` True, but inference mode stays
+# > enabled: results of operations on tensors that require grad still do not require grad, have no `grad_fn`, and are
+# > inference tensors.
 @pytest.mark.clause("INFER-16")
 def test_enable_grad_inside_inference_mode(device):
     x = leaf(device)

@@ -80,8 +80,13 @@ OUT = {
 ALL = {**{k: v[:2] for k, v in METHODS.items()}, **OUT}
 
 
-# > INPLACE-1: With grad mode enabled, an in-place operation on a leaf tensor that requires grad raises
-# > RuntimeError whose message is "a leaf Variable that requires grad is being used in an in-place operation.".
+# > INPLACE-1: With grad mode enabled, an in-place operation on a leaf tensor that requires grad and is not a view
+# > (`x.add_(1)`, `x.sub_(1)`, `x.mul_(3)`, `x.div_(2)`, `x.zero_()`, `x.fill_(7)`, `x.clamp_(lo, hi)`, `x.copy_(v)`,
+# > `x += 1`, `x *= 3`) raises `RuntimeError` whose message is "a leaf Variable that requires grad is being used in an
+# > in-place operation.". This holds for every kind of tensor of the population `TENSOR_KINDS` (listed below) that is
+# > such a leaf: float16, bfloat16, float32, float64 and complex64; 0-dim, zero-size, 1-D and 4-D; transposed and
+# > channels-last; an `nn.Parameter`. (A view taken under `torch.no_grad()` of a leaf that requires grad is a leaf that
+# > requires grad too; it is refused with another message, VIEW-11.)
 def _refused_on_leaf(device, spelling, run):
     """The error that the update of INPLACE-1 raises on a leaf that requires grad."""
     x = leaf(device)
@@ -96,9 +101,12 @@ def test_inplace_on_leaf_requiring_grad_raises(device, spelling, run):
     assert str(_refused_on_leaf(device, spelling, run)) == LEAF_ERROR
 
 
-# > INPLACE-90: In a compiled function, ... raise torch._dynamo.exc.TorchRuntimeError (a subclass of RuntimeError)
-# > while Dynamo traces the function; its message contains "a leaf Variable that requires grad is being used in an
-# > in-place operation." but is not that message alone.
+# > INPLACE-90: In a compiled function, the in-place operations of INPLACE-1 on a leaf that requires grad, with grad
+# > mode enabled, raise `torch._dynamo.exc.TorchRuntimeError` (a subclass of `RuntimeError`) while Dynamo traces the
+# > function with fake tensors; its message contains "a leaf Variable that requires grad is being used in an in-place
+# > operation." but is not that message alone (it begins "RuntimeError when making fake tensor call" on torch 2.13). The
+# > layer is Dynamo (the same with `backend="eager"`). Evidence: the executed tests; `torch/_dynamo/utils.py`
+# > (`get_fake_value` wraps the error raised by the fake tensor call in `TorchRuntimeError`).
 @pytest.mark.clause("INPLACE-90")
 @pytest.mark.parametrize("spelling", list(METHODS))
 def test_inplace_on_leaf_requiring_grad_raises_compiled(device, spelling, run):
@@ -109,8 +117,8 @@ def test_inplace_on_leaf_requiring_grad_raises_compiled(device, spelling, run):
     assert str(error) != LEAF_ERROR
 
 
-# > INPLACE-2: The operation refused by INPLACE-1 (or INPLACE-4) changes nothing: `x` is still a leaf that
-# > requires grad, has no `grad_fn`, and keeps its `_version`.
+# > INPLACE-2: An operation refused by INPLACE-1 or INPLACE-4 changes no metadata: `x` is still a leaf that requires
+# > grad, has no `grad_fn`, and keeps its `_version`.
 @pytest.mark.clause("INPLACE-2")
 @pytest.mark.parametrize("spelling", list(ALL))
 @pytest.mark.compiled_since("2.2", before="INPLACE-95", devices="meta")  # AssertionError on meta
@@ -121,9 +129,14 @@ def test_refused_inplace_changes_no_metadata(device, spelling, run):
     assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 0)
 
 
-# > INPLACE-95 (compile, meta, until 2.2): the compiled `x.copy_(v)` of INPLACE-1 on a leaf that requires grad
-# > raises a bare AssertionError (not a RuntimeError) while Dynamo traces it; afterwards `x` is still a leaf that
-# > requires grad, has no `grad_fn`, and keeps `_version` 0.
+# > INPLACE-95 (compile, meta, until 2.2): On the `meta` device, before 2.2, the compiled step
+# > `x.copy_(torch.tensor([5.0, 6.0, 7.0], device=x.device))` on a leaf `x` that requires grad, with grad mode enabled
+# > (the spelling `x.copy_(v)` of INPLACE-1), raises a bare `AssertionError` (not a `RuntimeError`) while Dynamo traces
+# > the function, at `torch.tensor([5.0, 6.0, 7.0], device=x.device)`, before the `copy_` (the value Dynamo gets for
+# > that tensor on `meta` is not a fake tensor: `assert is_fake(e)` in `torch/_dynamo/utils.py`). Afterwards `x` is
+# > still a leaf that requires grad, has no `grad_fn`, and keeps `_version` 0, as INPLACE-2 says. From 2.2 the step
+# > still fails on `meta`, but with `torch._dynamo.exc.InternalTorchDynamoError`, a `RuntimeError` (observed on 2.2.2 to
+# > 2.4.1). Layer: Dynamo (the same with `backend="eager"`).
 @pytest.mark.clause("INPLACE-95")
 def test_compiled_refused_copy_raises_assertion_error_on_meta_before_2_2(device, run):
     x = leaf(device)
@@ -133,7 +146,7 @@ def test_compiled_refused_copy_raises_assertion_error_on_meta_before_2_2(device,
     assert (x.is_leaf, x.requires_grad, x.grad_fn, x._version) == (True, True, None, 0)
 
 
-# > INPLACE-3: ... and keeps its values.
+# > INPLACE-3: An operation refused by INPLACE-1 or INPLACE-4 leaves the values of `x` as they were.
 @pytest.mark.clause("INPLACE-3")
 @pytest.mark.parametrize("spelling", list(ALL))
 def test_refused_inplace_changes_no_values(device, spelling, run):
@@ -179,9 +192,10 @@ def test_refused_inplace_changes_no_values_of_any_leaf_kind(device, make, spelli
     assert torch.equal(x.detach(), before), f"x after refused {spelling}: {x} (before: {before})"
 
 
-# > INPLACE-4: With grad mode enabled, `torch.add(x, 1, out=x)` (any function called with `out=`) where an
-# > argument requires grad raises RuntimeError "functions with out=... arguments don't support automatic
-# > differentiation, but one of the arguments requires grad", for a leaf and for a non-leaf alike.
+# > INPLACE-4: With grad mode enabled, a function called with `out=x` (`torch.add(x, 1, out=x)`,
+# > `torch.mul(x, 3, out=x)`) where an argument requires grad raises `RuntimeError` whose message contains "functions
+# > with out=... arguments don't support automatic differentiation, but one of the arguments requires grad", whether `x`
+# > is a leaf or a non-leaf.
 @pytest.mark.clause("INPLACE-4")
 @pytest.mark.parametrize("spelling", list(OUT))
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
@@ -194,9 +208,9 @@ def test_out_argument_requiring_grad_raises(device, spelling, kind, run):
     assert x._version == 0
 
 
-# > INPLACE-5: Inside `torch.no_grad()`, every member of the population INPLACE_SPELLINGS is accepted on a leaf
-# > that requires grad: it returns `x` itself, and `x` stays a leaf that requires grad, with no `grad_fn`;
-# > `x._version` increases.
+# > INPLACE-5: Inside `torch.no_grad`, every member of the population `INPLACE_SPELLINGS` (listed below; it includes the
+# > spellings of INPLACE-1 and INPLACE-4) is accepted on a leaf that requires grad: it returns `x` itself, `x` stays a
+# > leaf that requires grad and has no `grad_fn`, and `x._version` increases (INPLACE-10).
 @pytest.mark.clause("INPLACE-5")
 @pytest.mark.parametrize("spelling", INPLACE_SPELLINGS.params())
 def test_inplace_on_leaf_under_no_grad(device, spelling, run):
@@ -207,7 +221,7 @@ def test_inplace_on_leaf_under_no_grad(device, spelling, run):
     assert x._version > 0
 
 
-# > INPLACE-6: ... and the values of `x` are the result of the operation.
+# > INPLACE-6: The values of `x` after such an update are the result of the operation.
 @pytest.mark.clause("INPLACE-6")
 @pytest.mark.parametrize("spelling", list(ALL))
 def test_inplace_on_leaf_under_no_grad_values(device, spelling, run):
@@ -216,8 +230,9 @@ def test_inplace_on_leaf_under_no_grad_values(device, spelling, run):
     assert_values(x, ALL[spelling][1], f"x after {spelling}")
 
 
-# > INPLACE-7: On a tensor that does not require grad, every member of INPLACE_SPELLINGS is accepted with grad
-# > mode enabled; the tensor stays a leaf that does not require grad, with no `grad_fn`; `_version` increases.
+# > INPLACE-7: On a tensor that does not require grad, every member of `INPLACE_SPELLINGS` (listed below) is accepted
+# > with grad mode enabled: it returns the tensor itself, which stays a leaf that does not require grad and has no
+# > `grad_fn`; `_version` increases.
 @pytest.mark.clause("INPLACE-7")
 @pytest.mark.parametrize("spelling", INPLACE_SPELLINGS.params())
 def test_inplace_on_tensor_not_requiring_grad(device, spelling, run):
@@ -228,9 +243,13 @@ def test_inplace_on_tensor_not_requiring_grad(device, spelling, run):
     assert x._version > 0
 
 
-# > INPLACE-8: On a non-leaf that requires grad and is not a view, every member of the population INPLACE_RECORDED
-# > is accepted with grad mode enabled. It returns the tensor itself, which stays a non-leaf that requires grad; its
-# > `grad_fn` is replaced by a new node; `_version` increases.
+# > INPLACE-8: On a non-leaf that requires grad and is not a view (`x = a.clone()`; a view of a non-leaf: INPLACE-21),
+# > every member of the population `INPLACE_RECORDED` (listed below) is accepted with grad mode enabled. It returns the
+# > tensor itself, which stays a non-leaf that requires grad; its `grad_fn` is replaced by a new node; `_version`
+# > increases. For the spellings of INPLACE-1 the new node is that of the operation's backward (`add_` and `+=`:
+# > `AddBackward0`; `sub_`: `SubBackward0`; `mul_` and `*=`: `MulBackward0`; `div_`: `DivBackward0`; `zero_`:
+# > `ZeroBackward0`; `fill_` with a number: `FillBackward2`; `clamp_` with numbers: `ClampBackward1`; `copy_`:
+# > `CopyBackwards`).
 def _recorded_on_non_leaf(device, spelling, run):
     x = make_leaf(device).clone()
     old = x.grad_fn
@@ -311,12 +330,13 @@ def _recorded_on_view_of_non_leaf(device, update, values, run):
     assert x._version == y._version > 0
 
 
-# > INPLACE-21: On a view of a non-leaf that requires grad (`y = x[1:-1]` of `x = a * 1`), every member of
-# > INPLACE_RECORDED is accepted with grad mode enabled, and the operation is recorded in the graph of the base, not
-# > as the view's `grad_fn`: it returns `y` itself, which stays a non-leaf view of `x` that requires grad; the
-# > `grad_fn` of `x` is replaced by a node of type `CopySlices`, that of `y` by a node of type `AsStridedBackward0`
-# > whose first input is that `CopySlices` node, also for the spellings of INPLACE-1; the `_version` of `x` and of
-# > `y` increase.
+# > INPLACE-21: On a view of a non-leaf that requires grad (`y = x[1:-1]` of `x = a * 1`, `a` a leaf that requires
+# > grad), every member of `INPLACE_RECORDED` is accepted with grad mode enabled, and the operation is recorded in the
+# > graph of the base, not as the view's `grad_fn`: it returns `y` itself, which stays a non-leaf view of `x`
+# > (`y._base is x`) that requires grad; the `grad_fn` of `x` is replaced by a node of type `CopySlices` (VIEW-8), that
+# > of `y` by a node of type `AsStridedBackward0` whose first input is that `CopySlices` node, also for the spellings of
+# > INPLACE-1 (not the node of the operation, as for a non-leaf that is not a view, INPLACE-8); the `_version` of `x`
+# > and of `y` increase. Observed the same on the releases 2.0.1 to 2.15.0, on `cpu` and `meta`.
 @pytest.mark.clause("INPLACE-21")
 @pytest.mark.parametrize("spelling", INPLACE_RECORDED.params())
 def test_recorded_inplace_on_view_of_non_leaf(device, spelling, run):
@@ -330,8 +350,9 @@ def test_inplace_on_view_of_non_leaf_records_no_node_of_the_operation(device, sp
 
 
 # > INPLACE-22: Gradients flow through such an update of a view to the base's leaf: for `a = [9, 1, 2, 3, 9]`,
-# > `x = a * 1` and `y = x[1:-1]`, the gradient of `x.sum()` with respect to `a` is 1 where the view does not reach
-# > and, where it does, the gradient that INPLACE-9 gives for that spelling.
+# > `x = a * 1` and `y = x[1:-1]` updated by a spelling of INPLACE-1, the gradient of `x.sum()` with respect to `a` is 1
+# > at the positions the view does not cover and, at those it covers, the gradient that INPLACE-9 gives for that
+# > spelling.
 @pytest.mark.clause("INPLACE-22")
 @pytest.mark.parametrize("spelling", list(METHODS))
 def test_inplace_on_view_of_non_leaf_gradient(device, spelling, run):
@@ -341,10 +362,12 @@ def test_inplace_on_view_of_non_leaf_gradient(device, spelling, run):
     assert_values(a.grad, [1.0, *METHODS[spelling][3], 1.0], f"a.grad through {spelling} of x[1:-1]")
 
 
-# > INPLACE-10: Each in-place operation of the population INPLACE_SPELLINGS increases the tensor's `_version`,
-# > whether it runs under `torch.no_grad()`, on a tensor that does not require grad, or (the members of
-# > INPLACE_RECORDED) on a non-leaf with grad mode on. A view shares the version counter of its base: after an
-# > in-place operation through the view, or on the base, both read the same, increased value.
+# > INPLACE-10: Each in-place operation of the population `INPLACE_SPELLINGS` (listed below) increases the tensor's
+# > `_version`, whether it runs under `torch.no_grad()`, on a tensor that does not require grad, or (the members of
+# > `INPLACE_RECORDED`) on a non-leaf with grad mode on. A view shares the version counter of its base: after an
+# > in-place operation through the view, or on the base, both read the same, increased value. By how much one operation
+# > increases the counter is not promised (VERSION-40 observes 1 on every release); `resize_` is not a member
+# > (VERSION-41, VERSION-42).
 @pytest.mark.clause("INPLACE-10")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 @pytest.mark.parametrize("kind", ["plain", "leaf under no_grad"])
@@ -403,9 +426,10 @@ def _saved_then_modified(device, spelling, run):
     return loss, x
 
 
-# > INPLACE-11: When autograd has saved a tensor for backward and the tensor is then modified in place (a leaf
-# > under `torch.no_grad()`, or a non-leaf with grad mode on), `backward()` raises RuntimeError whose message
-# > contains "one of the variables needed for gradient computation has been modified by an inplace operation".
+# > INPLACE-11: When autograd has saved a tensor for backward (as `x * x` saves `x`) and the tensor is then modified in
+# > place (a leaf under `torch.no_grad()`, or a non-leaf with grad mode on, by any member of `INPLACE_SPELLINGS` for the
+# > leaf and of `INPLACE_RECORDED` for the non-leaf, both listed below), `backward()` raises `RuntimeError` whose
+# > message contains "one of the variables needed for gradient computation has been modified by an inplace operation".
 @pytest.mark.clause("INPLACE-11")
 @pytest.mark.parametrize("spelling", SAVED)
 def test_backward_after_modifying_saved_tensor_raises(device, spelling, run):
@@ -415,7 +439,10 @@ def test_backward_after_modifying_saved_tensor_raises(device, spelling, run):
         loss.backward()
 
 
-# > INPLACE-11: ... by any member of INPLACE_SPELLINGS for the leaf (under `torch.no_grad()`) ...
+# > INPLACE-11: When autograd has saved a tensor for backward (as `x * x` saves `x`) and the tensor is then modified in
+# > place (a leaf under `torch.no_grad()`, or a non-leaf with grad mode on, by any member of `INPLACE_SPELLINGS` for the
+# > leaf and of `INPLACE_RECORDED` for the non-leaf, both listed below), `backward()` raises `RuntimeError` whose
+# > message contains "one of the variables needed for gradient computation has been modified by an inplace operation".
 @pytest.mark.clause("INPLACE-11")
 @pytest.mark.parametrize("spelling", INPLACE_SPELLINGS.params())
 def test_backward_after_updating_saved_leaf_raises(device, spelling, run):
@@ -427,7 +454,10 @@ def test_backward_after_updating_saved_leaf_raises(device, spelling, run):
         loss.backward()
 
 
-# > INPLACE-11: ... and of INPLACE_RECORDED for the non-leaf (with grad mode on).
+# > INPLACE-11: When autograd has saved a tensor for backward (as `x * x` saves `x`) and the tensor is then modified in
+# > place (a leaf under `torch.no_grad()`, or a non-leaf with grad mode on, by any member of `INPLACE_SPELLINGS` for the
+# > leaf and of `INPLACE_RECORDED` for the non-leaf, both listed below), `backward()` raises `RuntimeError` whose
+# > message contains "one of the variables needed for gradient computation has been modified by an inplace operation".
 @pytest.mark.clause("INPLACE-11")
 @pytest.mark.parametrize("spelling", INPLACE_RECORDED.params())
 def test_backward_after_updating_saved_non_leaf_raises(device, spelling, run):
@@ -439,10 +469,12 @@ def test_backward_after_updating_saved_non_leaf_raises(device, spelling, run):
         loss.backward()
 
 
-# > INPLACE-12: That message names the tensor's type and shape, its current `_version` V and the version S at
-# > which it was saved, as "[TYPE [SHAPE]] ... is at version V; expected version S instead": "[torch.FloatTensor
-# > [2]]" on cpu and "[MetaFloatType [2]]" on meta for a float32 leaf of shape (2,), `[torch.DoubleTensor [2, 3]]`
-# > for a float64 tensor of shape (2, 3).
+# > INPLACE-12: That message names the tensor's type and shape, its current `_version` V and the version S at which it
+# > was saved, as "[TYPE [SHAPE]] ... is at version V; expected version S instead": for a float32 leaf of shape `(2,)`
+# > saved at version 0 it contains "[torch.FloatTensor [2]]" on cpu and "[MetaFloatType [2]]" on meta; a float64 tensor
+# > of shape `(2, 3)` is named `[torch.DoubleTensor [2, 3]]` (`[MetaDoubleType [2, 3]]`). (After one update, "is at
+# > version 1; expected version 0 instead" on every release tested: the size of an increase is not promised,
+# > VERSION-40.)
 @pytest.mark.clause("INPLACE-12")
 @pytest.mark.parametrize("times", [1, 2])
 def test_backward_error_names_type_shape_and_versions(device, times, run):
@@ -466,8 +498,8 @@ def test_backward_error_names_dtype_and_shape_of_2d_double(device, run):
         loss.backward()
 
 
-# > INPLACE-13 (until 2.11): Without anomaly detection, the message ends with "Hint: enable anomaly detection
-# > to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).".
+# > INPLACE-13 (until 2.11): Without anomaly detection, that message ends with "Hint: enable anomaly detection to find
+# > the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).".
 @pytest.mark.clause("INPLACE-13")
 @pytest.mark.parametrize("spelling", SAVED)
 def test_backward_error_hint_before_2_11(device, spelling, run):
@@ -477,8 +509,8 @@ def test_backward_error_hint_before_2_11(device, spelling, run):
     assert str(info.value).endswith(HINT_OLD)
 
 
-# > INPLACE-14 (since 2.11): ... it ends with "Hint: enable anomaly detection to find the operation that failed
-# > to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).".
+# > INPLACE-14 (since 2.11): Without anomaly detection, that message ends with "Hint: enable anomaly detection to find
+# > the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).".
 @pytest.mark.clause("INPLACE-14")
 @pytest.mark.parametrize("spelling", SAVED)
 def test_backward_error_hint_since_2_11(device, spelling, run):
@@ -488,10 +520,11 @@ def test_backward_error_hint_since_2_11(device, spelling, run):
     assert str(info.value).endswith(HINT_NEW)
 
 
-# > INPLACE-15: With anomaly detection enabled during backward, the same error ends instead with "Hint: the
-# > backtrace further above shows the operation that failed to compute its gradient. The variable in question
-# > was changed in there or anywhere later. Good luck!", and a UserWarning "Error detected in MulBackward0"
-# > names the node whose saved tensor was modified.
+# > INPLACE-15: With anomaly detection enabled during backward (`torch.autograd.detect_anomaly` or
+# > `torch.autograd.set_detect_anomaly`), the same error ends instead with "Hint: the backtrace further above shows the
+# > operation that failed to compute its gradient. The variable in question was changed in there or anywhere later. Good
+# > luck!", and a `UserWarning` whose message contains "Error detected in MulBackward0" names the node whose saved
+# > tensor was modified.
 @pytest.mark.clause("INPLACE-15")
 @pytest.mark.parametrize("manager", ["detect_anomaly", "set_detect_anomaly"])
 def test_backward_error_under_anomaly_mode(device, manager, run):
@@ -513,10 +546,11 @@ def test_backward_error_under_anomaly_mode(device, manager, run):
     assert any(w.category is UserWarning and "Error detected in MulBackward0" in str(w.message) for w in caught)
 
 
-# > INPLACE-16: An in-place operation whose operands do not require grad does not make a tensor require grad:
-# > after an update by any member of INPLACE_SPELLINGS (its operands `v`, `m` and `i` do not require grad) of a
-# > tensor that does not require grad, `x.sum().backward()` raises RuntimeError "element 0 of tensors does not
-# > require grad and does not have a grad_fn".
+# > INPLACE-16: An in-place operation whose operands do not require grad does not make a tensor require grad: after an
+# > update by any member of `INPLACE_SPELLINGS` (listed below; its operands `v`, `m` and `i` do not require grad) of a
+# > tensor that does not require grad, `x.sum().backward()` raises `RuntimeError` whose message contains "element 0 of
+# > tensors does not require grad and does not have a grad_fn". (An operand that requires grad does make it require
+# > grad: INPLACE-23.)
 @pytest.mark.clause("INPLACE-16")
 @pytest.mark.parametrize("spelling", INPLACE_SPELLINGS.params())
 def test_inplace_does_not_make_tensor_require_grad(device, spelling, run):
@@ -549,11 +583,17 @@ OPERAND_UPDATES = {
 }
 
 
-# > INPLACE-23: With grad mode enabled, an in-place update of a tensor `t` that does not require grad (a leaf) by an
-# > operation whose other operand `w` requires grad makes `t` a non-leaf that requires grad: `t.is_leaf` is False,
-# > `t.requires_grad` True, `t.grad_fn` is not None, `t._version` increases, a method returns `t` itself, and
-# > `t.sum().backward()` gives `w` a gradient (but on `meta` after `t.index_fill_(0, i, w[0])`, where it raises
-# > NotImplementedError whose message contains "aten::_unique").
+# > INPLACE-23: With grad mode enabled, an in-place update of a tensor `t` of shape `(2,)` that does not require grad (a
+# > leaf) by an operation whose other operand `w` (a float tensor of the same shape) requires grad makes `t` a non-leaf
+# > that requires grad: `t.is_leaf` is False, `t.requires_grad` True, `t.grad_fn` is not `None`, `t._version` increases,
+# > a method returns `t` itself, and `t.sum().backward()` gives `w` a gradient (but on `meta` after
+# > `t.index_fill_(0, i, w[0])`, where it raises `NotImplementedError` whose message contains "aten::_unique": that
+# > operator has no `meta` kernel). So do the members of `INPLACE_SPELLINGS` that take a tensor operand, with `w` in
+# > place of `v` (`t.addcmul_(w, w)`, `t.lerp_(w, 0.5)`, `t.copy_(w)` as COPY-7 says, `t[:] = w`), and `t.add_(w)`,
+# > `t.sub_(w)`, `t.mul_(w)`, `t.div_(w)`, `t += w`, `t *= w`, `t.pow_(w)`, `t.clamp_(w, w)`, `t[0] = w[0]`,
+# > `t[[0]] = w[0]`, and, with the 0-dim operand `w[0]`, `t.fill_(w[0])`, `t.masked_fill_(m, w[0])` and
+# > `t.index_fill_(0, i, w[0])`. (`torch.add(t, w, out=t)` is refused instead, INPLACE-4.) Observed the same on the
+# > releases 2.0.1 to 2.15.0, on `cpu` and `meta`.
 @pytest.mark.clause("INPLACE-23")
 @pytest.mark.parametrize("spelling", list(OPERAND_UPDATES))
 def test_inplace_with_operand_requiring_grad_makes_tensor_require_grad(device, spelling, run):
@@ -571,8 +611,17 @@ def test_inplace_with_operand_requiring_grad_makes_tensor_require_grad(device, s
     assert w.grad is not None
 
 
-# > INPLACE-23: So do the members of INPLACE_SPELLINGS that take a tensor operand, with `w` in place of `v`: run as
-# > the population spells them, with the operand `v` (`_v` of harness/populations.py) made to require grad.
+# > INPLACE-23: With grad mode enabled, an in-place update of a tensor `t` of shape `(2,)` that does not require grad (a
+# > leaf) by an operation whose other operand `w` (a float tensor of the same shape) requires grad makes `t` a non-leaf
+# > that requires grad: `t.is_leaf` is False, `t.requires_grad` True, `t.grad_fn` is not `None`, `t._version` increases,
+# > a method returns `t` itself, and `t.sum().backward()` gives `w` a gradient (but on `meta` after
+# > `t.index_fill_(0, i, w[0])`, where it raises `NotImplementedError` whose message contains "aten::_unique": that
+# > operator has no `meta` kernel). So do the members of `INPLACE_SPELLINGS` that take a tensor operand, with `w` in
+# > place of `v` (`t.addcmul_(w, w)`, `t.lerp_(w, 0.5)`, `t.copy_(w)` as COPY-7 says, `t[:] = w`), and `t.add_(w)`,
+# > `t.sub_(w)`, `t.mul_(w)`, `t.div_(w)`, `t += w`, `t *= w`, `t.pow_(w)`, `t.clamp_(w, w)`, `t[0] = w[0]`,
+# > `t[[0]] = w[0]`, and, with the 0-dim operand `w[0]`, `t.fill_(w[0])`, `t.masked_fill_(m, w[0])` and
+# > `t.index_fill_(0, i, w[0])`. (`torch.add(t, w, out=t)` is refused instead, INPLACE-4.) Observed the same on the
+# > releases 2.0.1 to 2.15.0, on `cpu` and `meta`.
 @pytest.mark.clause("INPLACE-23")
 @pytest.mark.parametrize("spelling", [p for p in INPLACE_SPELLINGS.params() if re.search(r"\bv\b", p.id)])
 def test_population_members_with_operand_requiring_grad(device, spelling, run, monkeypatch):
@@ -620,10 +669,13 @@ PROMOTING_UPDATES = {
 CANNOT_CAST = "can't be cast to the desired output type"
 
 
-# > INPLACE-24: On an integer tensor `t`, every in-place operation whose promoted result type is floating raises
-# > `RuntimeError` whose message contains "can't be cast to the desired output type"; on a `bool` tensor so do those
-# > and the operations whose promoted result type is an integer one. In each case `t` keeps its values, its dtype
-# > and its `_version`. On an integer tensor the last three are accepted and keep the dtype.
+# > INPLACE-24: On an integer tensor `t`, each of the in-place operations `t.add_(0.5)`, `t += 0.5`, `t.mul_(1.5)`,
+# > `t.sub_(f)` with `f` a float32 tensor, `t.div_(2)`, `t.exp_()` and `t.sqrt_()`, whose promoted result type is
+# > floating, raises `RuntimeError` whose message contains "can't be cast to the desired output type"; on a `bool`
+# > tensor so do those but `t.sub_(f)` (refused because `-` is not defined on `bool`), and the operations whose promoted
+# > result type is an integer one, `t.add_(1)`, `t.clamp_(0, 1)` and `t.div_(2, rounding_mode="floor")`. In each case
+# > `t` keeps its values, its dtype and its `_version`. On an integer tensor the last three are accepted and keep the
+# > dtype; the out-of-place `t + 0.5` gives a floating tensor.
 @pytest.mark.clause("INPLACE-24")
 @pytest.mark.parametrize(
     ("dtype", "update"),
@@ -686,9 +738,10 @@ def test_half_precision_takes_every_spelling(device, dtype, update, run):
     _half_precision_update(device, dtype, update, run)
 
 
-# > INPLACE-27 (until 2.1, cpu): On torch 2.0, on cpu, four members on a float16 tensor raise RuntimeError whose
-# > message contains "not implemented for 'Half'", and leave its `_version` unchanged; every other member, and every
-# > member on a bfloat16 tensor, is accepted.
+# > INPLACE-27 (until 2.1, cpu): On torch 2.0, on `cpu`, `t.clamp_(0, 1)`, `t.exp_()`, `t.addcmul_(v, v)` and
+# > `t.lerp_(v, 0.5)` on a `float16` tensor `t` raise `RuntimeError` whose message contains "not implemented for
+# > 'Half'", and leave its `_version` unchanged; every other member of `INPLACE_SPELLINGS`, and every member on a
+# > `bfloat16` tensor, is accepted.
 @pytest.mark.clause("INPLACE-27")
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
 @pytest.mark.parametrize(("member", "update"), [pytest.param(*m, id=m[0]) for m in INPLACE_SPELLINGS.available()])
@@ -702,8 +755,8 @@ def test_half_precision_gaps_before_2_1(device, dtype, member, update, run):
     assert t._version == 0
 
 
-# > INPLACE-17: After an in-place update of a leaf under `torch.no_grad()`, operations recorded afterwards are
-# > differentiated at the new values.
+# > INPLACE-17: Operations recorded after an in-place update made under `torch.no_grad()` are differentiated at the new
+# > values: after `x.add_(2.0)` on `x = [1., 2.]`, the gradient of `(x * x).sum()` is `[6., 8.]`.
 @pytest.mark.clause("INPLACE-17")
 def test_graph_after_no_grad_update_uses_new_values(device, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
@@ -800,10 +853,11 @@ def _expected_for_saved_input(node, shortened):
     return _short(node) if shortened else node
 
 
-# > INPLACE-18 (until 2.13): When an operation of SAVES_INPUT saved `x` and `x` is then updated by a member of
-# > INPLACE_RECORDED, the message contains ", which is output 0 of NAME," where NAME is the type name of the
-# > `grad_fn` of `x` at the time of `backward()`, the node of the update, except for the hand-written nodes of
-# > COPY_SPELLINGS, whose name is qualified (INPLACE-20).
+# > INPLACE-18 (until 2.13): When an operation of `SAVES_INPUT` saved `x` and `x` is then updated by a member of
+# > `INPLACE_RECORDED`, the message contains ", which is output 0 of NAME," where NAME is the type name of the `grad_fn`
+# > of `x` at the time of `backward()`, the node of the update (`AddBackward0` after `x.add_(1)` or `x += 1`,
+# > `FillBackward2` after `x.fill_(7)`, `IndexPutBackward0` after `x[[0]] = 5`), except for the hand-written nodes of
+# > `COPY_SPELLINGS`, whose name is qualified (INPLACE-20).
 @pytest.mark.clause("INPLACE-18")
 @pytest.mark.parametrize("update", INPLACE_RECORDED.params())
 def test_error_names_node_of_update_of_saved_input_before_2_13(device, update, run):
@@ -865,12 +919,14 @@ COMPILED_NAMES = {"t.pow_(2)": "torch::autograd::CopyBackwards"}
 RECORDED_ID = {fn: mid for mid, fn in INPLACE_RECORDED.members}
 
 
-# > INPLACE-40 (until 2.13): When an operation of SAVES_OUTPUT made and saved `y` and `y` is then updated by any
-# > member of INPLACE_RECORDED (`y.copy_(v)` and `y[0] = 5` included), the message contains ", which is output 0
-# > of NAME," where NAME is the type name of the saving node, the `grad_fn` of `y` before the update, not its
-# > `grad_fn` at the time of `backward()`.
-# > INPLACE-93 (until 2.13): Inside a compiled function INPLACE-40 holds, except after `y.pow_(2)`, where NAME is
-# > `torch::autograd::CopyBackwards`.
+# > INPLACE-40 (until 2.13): When an operation of `SAVES_OUTPUT` made and saved `y` (`y = a.exp()`) and `y` is then
+# > updated by any member of `INPLACE_RECORDED` (`y.copy_(v)` and `y[0] = 5`, whose `grad_fn` afterwards is a
+# > hand-written node, included), the message contains ", which is output 0 of NAME," where NAME is the type name of the
+# > saving node, the `grad_fn` of `y` before the update (`ExpBackward0` after `y.add_(1)`, `y.copy_(v)` or `y[0] = 5`),
+# > not its `grad_fn` at the time of `backward()`.
+# > INPLACE-93 (until 2.13): Inside a compiled function, INPLACE-40 holds for every member of `INPLACE_RECORDED` but
+# > `t.pow_(2)`: after `y.pow_(2)` NAME is `torch::autograd::CopyBackwards`, as in INPLACE-92. (The step returns the
+# > updated tensor, as each member does; for a step that returns nothing see INPLACE-99 and INPLACE-100.)
 @pytest.mark.parametrize("exceptions", by_mode("INPLACE-40", "INPLACE-93", {}, COMPILED_NAMES))
 @pytest.mark.parametrize("saving", SAVES_OUTPUT.params())
 def test_error_names_saving_node_of_saved_output_before_2_13(device, saving, exceptions, run):
@@ -885,11 +941,13 @@ def _pow_returning_nothing(y):
     y.pow_(2)
 
 
-# > INPLACE-99 (2.2 to 2.3): When the compiled step updates `y` with `y.pow_(2)` and returns nothing, where `y` is
-# > made and saved by an operation of SAVES_OUTPUT, the exception of INPLACE-93 does not apply: the message names
-# > the saving node as INPLACE-40 says, though `y.grad_fn` is `CopyBackwards` as when the step returns `y`.
+# > INPLACE-99 (2.2 to 2.3): When the compiled step updates `y` with `y.pow_(2)` and returns nothing, where `y` is made
+# > and saved by an operation of `SAVES_OUTPUT`, the exception of INPLACE-93 does not apply: the message names the
+# > saving node as INPLACE-40 says (`ExpBackward0` for `y = a.exp()`), though `y.grad_fn` is `CopyBackwards` as when the
+# > step returns `y`. Measured on 2.2.2 and 2.3.1; on 2.1 and from 2.4, INPLACE-100.
 # > INPLACE-100 (2.4 to 2.14, and on 2.1): In the case of INPLACE-99, the message names
-# > `torch::autograd::CopyBackwards`, as when the step returns `y`, and `y.grad_fn` is `CopyBackwards`.
+# > `torch::autograd::CopyBackwards`, as when the step returns `y` (INPLACE-93, INPLACE-92), and `y.grad_fn` is
+# > `CopyBackwards`. From 2.15, INPLACE-94.
 # > INPLACE-94 (since 2.15): ... So it is when the step updates `y` with `y.pow_(2)` and returns nothing.
 @pytest.mark.parametrize(
     "named",
@@ -915,11 +973,14 @@ def test_error_names_after_compiled_pow_returning_nothing(device, saving, named,
 
 # > INPLACE-41 (since 2.13): In the case of INPLACE-40, NAME is the type name of the saving node shortened as in
 # > INPLACE-19 (`Exp`, `Sigmoid`, `LogSoftmax`), also after `y.copy_(v)` and `y[0] = 5`.
-# > INPLACE-92 (since 2.13): Inside a compiled function INPLACE-41 holds, except after `y.pow_(2)`, where NAME is
-# > `torch::autograd::CopyBackwards`.
+# > INPLACE-92 (since 2.13): Inside a compiled function, INPLACE-41 holds for every member of `INPLACE_RECORDED` but
+# > `t.pow_(2)`: after `y.pow_(2)` NAME is `torch::autograd::CopyBackwards`, the node of the `copy_` by which
+# > AOTAutograd writes the compiled result back into `y` (pytorch/pytorch#131665).
 
 
-# > INPLACE-94 (since 2.15): Inside a compiled function INPLACE-41 holds for every member, `y.pow_(2)` included.
+# > INPLACE-94 (since 2.15): From 2.15, INPLACE-41 holds inside a compiled function for every member of
+# > `INPLACE_RECORDED`, `t.pow_(2)` included: the exception of INPLACE-92 is gone (measured on 2.14.1 and 2.15.0). So it
+# > is when the step updates `y` with `y.pow_(2)` and returns nothing.
 @pytest.mark.parametrize(
     "exceptions",
     [

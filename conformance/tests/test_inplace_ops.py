@@ -54,9 +54,9 @@ def _version_increase(op, device, run) -> int:
     return x._version - before
 
 
-# > INPLACE-80: With grad mode enabled, the in-place update of a leaf `x` that requires grad by every member
-# > of `OPDB_INPLACE` ... raises `RuntimeError` whose message contains "a leaf Variable that requires grad is
-# > being used in an in-place operation", and `x._version` is unchanged; except ...
+# > INPLACE-80: With grad mode enabled, the update of a leaf `x` that requires grad by every member of the population
+# > `OPDB_INPLACE` (listed above) raises `RuntimeError` whose message contains "a leaf Variable that requires grad is
+# > being used in an in-place operation", and `x` stays a leaf without `grad_fn` at the same `_version`. ...
 @pytest.mark.clause("INPLACE-80")
 @pytest.mark.population(OPDB_INPLACE, without=LDEXP)
 def test_opdb_inplace_on_leaf_requiring_grad(device, op, run):
@@ -84,26 +84,26 @@ def _ldexp_on_leaf(device, run):
     return str(info.value)
 
 
-# > INPLACE-82: Until torch 2.11, `x.ldexp_(other)` on a leaf `x` that requires grad, with grad mode enabled,
-# > raises `RuntimeError` whose message contains "functions with out=... arguments don't support automatic
-# > differentiation, but one of the arguments requires grad" (not the message of INPLACE-80) ...
+# > INPLACE-82: In the case of INPLACE-80, `x.ldexp_(other)` raises `RuntimeError` whose message contains "functions
+# > with out=... arguments don't support automatic differentiation, but one of the arguments requires grad", and not the
+# > message of INPLACE-80; `x` keeps its `_version`.
 @pytest.mark.clause("INPLACE-82")
 def test_ldexp_on_leaf_raises_out_error(device, run):
     message = _ldexp_on_leaf(device, run)
     assert OUT_ERROR in message and LEAF_ERROR not in message, message
 
 
-# > INPLACE-83: Since torch 2.11, it raises `RuntimeError` whose message contains "a leaf Variable that requires
-# > grad is being used in an in-place operation", as every member of INPLACE-80.
+# > INPLACE-83: In the case of INPLACE-80, `x.ldexp_(other)` raises `RuntimeError` whose message contains "a leaf
+# > Variable that requires grad is being used in an in-place operation"; `x` keeps its `_version`.
 @pytest.mark.clause("INPLACE-83")
 def test_ldexp_on_leaf_raises_leaf_error(device, run):
     message = _ldexp_on_leaf(device, run)
     assert LEAF_ERROR in message, message
 
 
-# > INPLACE-81: Inside `torch.no_grad()`, the update of a leaf `x` that requires grad by every member of
-# > `OPDB_INPLACE` is accepted: it returns `x` itself, `x` stays a leaf that requires grad and has no `grad_fn`,
-# > and `x._version` increases (VERSION-80, with its exceptions); except `resize_` and `resize_as_` ...
+# > INPLACE-81: Inside `torch.no_grad`, the update of a leaf `x` that requires grad by every member of `OPDB_INPLACE`
+# > (listed above) is accepted: it returns `x` itself, `x` stays a leaf that requires grad and has no `grad_fn`, and
+# > `x._version` increases, except for the members of INPLACE-80 with `p=0`, which leave it unchanged (VERSION-80). ...
 @pytest.mark.clause("INPLACE-81")
 @pytest.mark.population(OPDB_INPLACE)
 def test_opdb_inplace_under_no_grad_on_leaf(device, op, run):
@@ -124,8 +124,8 @@ def test_opdb_inplace_under_no_grad_on_leaf(device, op, run):
 
 
 # > INPLACE-84: On a tensor that does not require grad, with grad mode enabled, the update by every member of
-# > `OPDB_INPLACE` is accepted: it returns the tensor itself, which stays a leaf that does not require grad and
-# > has no `grad_fn`.
+# > `OPDB_INPLACE` (listed above) is accepted: it returns the tensor itself, which stays a leaf that does not require
+# > grad and has no `grad_fn`. There is no exception.
 @pytest.mark.clause("INPLACE-84")
 @pytest.mark.population(OPDB_INPLACE)
 def test_opdb_inplace_on_tensor_not_requiring_grad(device, op, run):
@@ -135,9 +135,13 @@ def test_opdb_inplace_on_tensor_not_requiring_grad(device, op, run):
     assert x.is_leaf and not x.requires_grad and x.grad_fn is None
 
 
-# > VERSION-80: The in-place update by every member of `OPDB_INPLACE` of a tensor that does not require grad,
-# > with grad mode enabled, increases its `_version`; except ... the members of op_db's dropout family whose
-# > sample has `p=0` ... leave it unchanged; `resize_` and `resize_as_` are not members of this clause
+# > VERSION-80: With grad mode enabled, the update of a tensor that does not require grad by every member of
+# > `OPDB_INPLACE` increases its `_version`, the in-place view operations (`t_`, `transpose_`, `squeeze_`, `unsqueeze_`,
+# > `as_strided_`) included. The exceptions: `nn.functional.dropout_`, `nn.functional.dropout2d_`,
+# > `nn.functional.alpha_dropout_`, `nn.functional.feature_alpha_dropout_.with_train` and
+# > `nn.functional.feature_alpha_dropout_.without_train`, whose op_db sample has `p=0`, leave it unchanged
+# > (`F.dropout(x, p=0, inplace=True)` returns `x` without touching it). `resize_` and `resize_as_` are left to
+# > VERSION-41, VERSION-42 and VERSION-43 (the sample of `resize_as_` has the shape of `x`).
 @pytest.mark.clause("VERSION-80")
 @pytest.mark.population(OPDB_INPLACE, without=RESIZE)
 def test_opdb_inplace_increases_version(device, op, run):
@@ -148,8 +152,9 @@ def test_opdb_inplace_increases_version(device, op, run):
         assert increase > 0, f"{op.id}: _version +{increase}, expected an increase"
 
 
-# > VERSION-81: By how much one update by a member of `OPDB_INPLACE` increases `_version`. Recorded for every
-# > member.
+# > VERSION-81: By how much one update of VERSION-80 by a member of `OPDB_INPLACE` increases `_version`. Recorded for
+# > every member. (Observed on every release from 2.0.1 to 2.15.0: by 1, except `nn.functional.dropout3d_`, by 2: its
+# > unbatched sample is unsqueezed and squeezed back in place, and 0 for the members with `p=0`.)
 @pytest.mark.clause("VERSION-81")
 @pytest.mark.population(OPDB_INPLACE, without=RESIZE)
 def test_opdb_inplace_version_increase_size(device, op, observe, run):
@@ -239,8 +244,16 @@ def _what_it_does(run, step, x) -> str:
     return f"accepted ({state}), _version +{x._version - before}"
 
 
-# > INPLACE-98 (UNSPECIFIED): What the compiled update by these members of `OPDB_INPLACE` does in the cases of
-# > INPLACE-80, INPLACE-81, INPLACE-84 and VERSION-80, before 2.8 ... Recorded per member and case
+# > INPLACE-98 (UNSPECIFIED): What the compiled update by the members of `OPDB_INPLACE` in `OPDB_COMPILED_UNSPECIFIED`
+# > (listed below this clause) does in the cases of INPLACE-80, INPLACE-81, INPLACE-84 and VERSION-80, before 2.8.
+# > Recorded per member and case: whether it is accepted and how `_version` changes, or the exception. (Observed: on
+# > some of 2.1 to 2.7 and of `cpu` and `meta` each fails to compile, raises `AssertionError` or
+# > `InternalTorchDynamoError`, leaves `_version` unchanged, or refuses the update under `torch.no_grad()` as if on a
+# > leaf outside it; the dropout family and `rrelu_` differ on 2.1 only, the comparisons and `logical_*_` on `meta` on
+# > 2.1 and 2.2, `resize_` on 2.1 and 2.2, `conj_physical_` on 2.1 and 2.4, the in-place ops that change `x`'s shape or
+# > strides up to 2.7. Dynamo breaks the graph at those when they change an input ("Inplace op on input tensor") and
+# > runs them eagerly; from 2.8 also when they are called as the population calls them, `torch.Tensor.t_(x)`
+# > (pytorch/pytorch#150573, fixing #129673). From 2.8 every member holds as those clauses say.)
 @pytest.mark.clause("INPLACE-98")
 @pytest.mark.parametrize("member", OPDB_COMPILED_UNSPECIFIED)
 def test_compiled_opdb_update_before_2_8(device, member, run, observe):

@@ -45,9 +45,10 @@ def write_first_element(t):
     t[0, 0] = 7.0
 
 
-# > LOADSD-1: For every module of LOADSD_MODULES, `module.load_state_dict(sd)` keeps every parameter object
-# > (`module.weight is` the one before, and the one an optimizer holds), a leaf `nn.Parameter` without `grad_fn`,
-# > with its `requires_grad` (True or False), not sharing storage with the source, also when the source requires grad.
+# > LOADSD-1: For every module of `LOADSD_MODULES` (listed below), `module.load_state_dict(sd)` keeps every parameter
+# > object: `module.weight` is the object it was before (and the one an optimizer built before holds); it stays an
+# > `nn.Parameter`, a leaf without `grad_fn`, with the `requires_grad` it had (True or False), and does not share
+# > storage with the state dict's tensor, also when that tensor requires grad.
 @pytest.mark.clause("LOADSD-1")
 @pytest.mark.parametrize("requires_grad", [True, False])
 @pytest.mark.parametrize("source_requires_grad", [False, True])
@@ -72,7 +73,8 @@ def test_load_keeps_parameter_identity(device, make, requires_grad, source_requi
     assert len(held) == len(params) and all(a is b for a, b in zip(held, m.parameters(), strict=True))
 
 
-# > LOADSD-2: The values of the state dict are copied into the parameters and buffers, converted to their dtype.
+# > LOADSD-2: The values of the state dict's tensors are copied into the parameters and buffers, converted to their
+# > dtype (a float64 or int64 source into a float32 parameter gives float32 values).
 @pytest.mark.clause("LOADSD-2")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64])
 def test_load_copies_values(device, dtype, run):
@@ -84,8 +86,9 @@ def test_load_copies_values(device, dtype, run):
     assert_values(m.bias, [1.0], "bias")
 
 
-# > LOADSD-3: For every module of LOADSD_MODULES, each loaded parameter and buffer keeps its object and has its
-# > `_version` increased (an in-place copy; by how much is not promised, VERSION-40).
+# > LOADSD-3: For every module of `LOADSD_MODULES` (listed after LOADSD-1), each loaded parameter and buffer (for
+# > example the running statistics of `nn.BatchNorm1d`) keeps its object and has its `_version` increased (by how much
+# > is not promised, VERSION-40).
 @pytest.mark.clause("LOADSD-3")
 @pytest.mark.parametrize("make", LOADSD_MODULES.params())
 def test_load_bumps_version(device, make, run):
@@ -101,8 +104,9 @@ def test_load_bumps_version(device, make, run):
         assert t._version > version, f"{k}: _version did not increase ({version} -> {t._version})"
 
 
-# > LOADSD-4: When a graph saved a parameter for backward, `load_state_dict` makes that `backward()` raise
-# > RuntimeError "one of the variables needed for gradient computation has been modified by an inplace operation".
+# > LOADSD-4: When a graph saved a parameter for backward, loading a state dict into the module makes that graph's
+# > `backward()` raise `RuntimeError` whose message contains "one of the variables needed for gradient computation has
+# > been modified by an inplace operation" (the in-place rule of DATA-7).
 @pytest.mark.clause("LOADSD-4")
 def test_load_into_saved_parameter_breaks_backward(device, run):
     m = linear(device)
@@ -114,8 +118,8 @@ def test_load_into_saved_parameter_breaks_backward(device, run):
         out.backward()
 
 
-# > LOADSD-5: It returns a named tuple with `missing_keys` and `unexpected_keys`, both `[]` when all keys match;
-# > with `strict=False` they list the keys (and nothing raises).
+# > LOADSD-5: It returns a named tuple with fields `missing_keys` and `unexpected_keys`: both `[]` when all keys match;
+# > with `strict=False` they list the missing and unexpected keys, and no error is raised for them.
 @pytest.mark.clause("LOADSD-5")
 def test_load_return_value(device, run):
     m = linear(device)
@@ -125,8 +129,9 @@ def test_load_return_value(device, run):
     assert (r.missing_keys, r.unexpected_keys) == (["bias"], ["extra"])
 
 
-# > LOADSD-6: With `strict=True` (the default) a missing key raises RuntimeError 'Missing key(s) in state_dict:
-# > "bias"' and an unexpected one 'Unexpected key(s) in state_dict: "extra"'.
+# > LOADSD-6: With `strict=True` (the default), a missing key raises `RuntimeError` whose message contains
+# > `Missing key(s) in state_dict: "bias"` (for a missing `bias`), and an extra key raises `RuntimeError` whose message
+# > contains `Unexpected key(s) in state_dict: "extra"`.
 @pytest.mark.clause("LOADSD-6")
 def test_load_strict_keys(device, run):
     m = linear(device)
@@ -136,8 +141,8 @@ def test_load_strict_keys(device, run):
         run(load, m, {**sd(device), "extra": torch.zeros(1)})
 
 
-# > LOADSD-7: A tensor of another shape raises RuntimeError "size mismatch for weight", also with strict=False;
-# > the parameter keeps its object and shape.
+# > LOADSD-7: A tensor of another shape than the parameter raises `RuntimeError` whose message contains "size mismatch
+# > for weight" (for `weight`), with `strict=True` and with `strict=False`; the parameter keeps its object and shape.
 @pytest.mark.clause("LOADSD-7")
 @pytest.mark.parametrize("strict", [True, False])
 def test_load_size_mismatch(device, strict, run):
@@ -148,9 +153,10 @@ def test_load_size_mismatch(device, strict, run):
     assert m.weight is w and w.shape == torch.Size([1, 2])
 
 
-# > LOADSD-8: For every module of LOADSD_MODULES, `assign=True` replaces each parameter by a new `nn.Parameter`
-# > object that shares the storage of the state dict's tensor (and keeps its dtype), is a leaf that requires grad;
-# > an optimizer built before keeps the old.
+# > LOADSD-8: For every module of `LOADSD_MODULES` (listed after LOADSD-1), `module.load_state_dict(sd, assign=True)`
+# > replaces each parameter by a new `nn.Parameter` object (neither the old parameter nor the state dict's tensor) that
+# > shares the storage of the state dict's tensor and keeps its dtype, and is a leaf that requires grad (when the
+# > module's parameter did). An optimizer built before still holds the old parameter (as after PARAM-2).
 @pytest.mark.clause("LOADSD-8")
 @pytest.mark.parametrize("make", LOADSD_MODULES.params())
 def test_assign_replaces_parameter(device, make, run):
@@ -168,7 +174,8 @@ def test_assign_replaces_parameter(device, make, run):
     assert len(held) == len(old) and all(a is b for a, b in zip(held, old.values(), strict=True))
 
 
-# > LOADSD-9: With `assign=True` a tensor of another shape still raises RuntimeError "size mismatch for weight".
+# > LOADSD-9: With `assign=True`, a tensor of another shape still raises `RuntimeError` whose message contains "size
+# > mismatch for weight".
 @pytest.mark.clause("LOADSD-9")
 def test_assign_size_mismatch(device, run):
     m = linear(device)
@@ -176,9 +183,11 @@ def test_assign_size_mismatch(device, run):
         run(load, m, {"weight": torch.zeros(2, 2, device=device), "bias": torch.zeros(1, device=device)}, assign=True)
 
 
-# > LOADSD-10: With `assign=True` the loaded parameter takes the `requires_grad` of the module's parameter it
-# > replaces, whatever the source's; an `nn.Parameter` in the state dict is used as is (same object), with its
-# > `requires_grad` set to the module's.
+# > LOADSD-10: With `assign=True`, the loaded parameter takes the `requires_grad` of the module's parameter it replaces,
+# > whatever the state dict's tensor had; an `nn.Parameter` in the state dict is used as is (`module.weight is` that
+# > object), with its `requires_grad` set to the module's. (Run on every release of the window: the test fails on 2.2.2
+# > and passes from 2.3.1 on; the change is PR #121157, merged in March 2024; on 2.1 and 2.2 the code wrapped a plain
+# > tensor as `nn.Parameter(t)`, which always requires grad.)
 @pytest.mark.clause("LOADSD-10")
 @pytest.mark.parametrize("module_rg", [True, False])
 @pytest.mark.parametrize("source", ["tensor", "tensor requiring grad", "Parameter", "Parameter without grad"])
@@ -198,7 +207,8 @@ def test_assign_requires_grad_follows_module(device, module_rg, source, run):
         assert m.weight is src
 
 
-# > LOADSD-11: Before 2.1, `load_state_dict` has no `assign` argument: TypeError "unexpected keyword argument 'assign'".
+# > LOADSD-11: Before 2.1, `load_state_dict` has no `assign` argument: passing it raises `TypeError` whose message
+# > contains "unexpected keyword argument 'assign'".
 @pytest.mark.clause("LOADSD-11")
 def test_assign_absent_before_2_1(device):
     m = linear(device)
@@ -211,9 +221,9 @@ def _state(module):
     return {**dict(module.named_parameters()), **dict(module.named_buffers())}
 
 
-# > LOADSD-60: For every module of LOADSD_MODULES, `module.state_dict()` maps each parameter and buffer name to a
-# > tensor that shares its storage but is another object: a plain `torch.Tensor` (not an `nn.Parameter`, a new
-# > object at every call) that does not require grad, is a leaf and has no `grad_fn`.
+# > LOADSD-60: For every module of `LOADSD_MODULES` (listed after LOADSD-1), `module.state_dict()` maps each parameter
+# > and buffer name to a tensor that shares its storage but is another object: a plain `torch.Tensor` (not an
+# > `nn.Parameter`, a new object at every call) that does not require grad, is a leaf and has no `grad_fn`.
 @pytest.mark.clause("LOADSD-60")
 @pytest.mark.parametrize("make", LOADSD_MODULES.params())
 def test_state_dict_holds_detached_aliases(device, make):
@@ -226,9 +236,10 @@ def test_state_dict_holds_detached_aliases(device, make):
         assert same_storage(t, own[name]), name
 
 
-# > LOADSD-61: Those tensors share the version counter of the parameter or buffer: an in-place update of the parameter
-# > under no_grad (`p.add_(1)`, an `SGD.step()`) increases the `_version` of a state-dict tensor taken before it, and an
-# > in-place update of the state-dict tensor increases the parameter's; both read the same value after either update.
+# > LOADSD-61: Those tensors share the version counter of the parameter or buffer (they are its `detach()`, DETACH-3):
+# > an in-place update of the parameter under `torch.no_grad()` (`p.add_(1)`, or an `SGD.step()`) increases the
+# > `_version` of a state-dict tensor taken before it, and an in-place update of the state-dict tensor
+# > (`sd["weight"].mul_(2)`) increases the parameter's; both read the same value after either update.
 @pytest.mark.clause("LOADSD-61")
 @pytest.mark.parametrize("update", ["p.add_(1)", "SGD.step()", "sd['weight'].mul_(2)"])
 def test_state_dict_shares_version_counter(device, update, run):
@@ -249,8 +260,9 @@ def test_state_dict_shares_version_counter(device, update, run):
 
 
 # > LOADSD-62: So a state dict taken before an update holds the values after it: after `opt.step()`, `sd["weight"]`
-# > equals the new `module.weight`, and a value written into `sd["weight"]` is the value of `module.weight`. A copy
-# > made at the time (`copy.deepcopy(module.state_dict())`, `{k: v.clone() ...}`) keeps the values of that time.
+# > equals the new `module.weight`, and a value written into `sd["weight"]` is the value of `module.weight`. A copy made
+# > at the time, `copy.deepcopy(module.state_dict())` or `{k: v.clone() for k, v in sd.items()}`, keeps the values of
+# > that time.
 @pytest.mark.clause("LOADSD-62")
 def test_state_dict_follows_updates(device, run):
     import copy
@@ -270,8 +282,9 @@ def test_state_dict_follows_updates(device, run):
     assert_values(m.weight, [[7.0, -3.0]], "module.weight after writing into sd['weight']")
 
 
-# > LOADSD-63: For every module of LOADSD_MODULES, `module.state_dict(keep_vars=True)` maps each parameter and
-# > buffer name to the module's object itself.
+# > LOADSD-63: For every module of `LOADSD_MODULES` (listed after LOADSD-1), `module.state_dict(keep_vars=True)` maps
+# > each parameter and buffer name to the module's object itself: `sd["weight"] is module.weight` (an `nn.Parameter`
+# > that requires grad), `sd["running_mean"] is module.running_mean`.
 @pytest.mark.clause("LOADSD-63")
 @pytest.mark.parametrize("make", LOADSD_MODULES.params())
 def test_state_dict_keep_vars_returns_the_objects(device, make):
@@ -325,9 +338,9 @@ META_NO_OP = (
 )
 
 
-# > LOADSD-65: Since 2.1 that load emits one UserWarning per parameter, "for weight: copying from a non-meta parameter
-# > in the checkpoint to a meta parameter in the current model, which is a no-op" (for `weight`), suggesting
-# > assign=True.
+# > LOADSD-65: That load emits one `UserWarning` per parameter, whose message contains "for weight: copying from a
+# > non-meta parameter in the checkpoint to a meta parameter in the current model, which is a no-op" (for `weight`) and
+# > suggests `assign=True`.
 @pytest.mark.clause("LOADSD-65")
 def test_load_into_meta_module_warns(device, run):
     *_, caught = _load_into_meta(device, run)

@@ -22,9 +22,12 @@ def make(factory, device, **kwargs):
     return factory(device, _proto(device), **kwargs)
 
 
-# > NEW-1: A tensor created by a factory function (every member of FACTORIES) without `requires_grad=True`
-# > does not require grad, is a
-# > leaf and has no `grad_fn`; for `*_like` and `new_*` this holds also when the prototype requires grad.
+# > NEW-1: A tensor created by a factory function without `requires_grad=True` (every member of the population
+# > `FACTORIES`, listed below: `torch.randn`, `torch.rand`, `torch.tensor`, `torch.zeros`, `torch.ones`, `torch.empty`,
+# > `torch.full`, `torch.arange`, the `*_like` functions `zeros_like`, `ones_like`, `empty_like`, `randn_like`,
+# > `full_like`, and the `Tensor.new_*` methods `new_zeros`, `new_ones`, `new_empty`, `new_full`, `new_tensor`) does not
+# > require grad, is a leaf and has no `grad_fn`; for `*_like` and `new_*` this holds also when the prototype tensor
+# > requires grad.
 @pytest.mark.clause("NEW-1")
 @pytest.mark.parametrize("factory", FACTORIES.params())
 def test_factory_default_does_not_require_grad(device, factory):
@@ -46,8 +49,8 @@ def test_factory_requires_grad_true(device, factory, mode):
     assert (t.requires_grad, t.is_leaf, t.grad_fn) == (True, True, None)
 
 
-# > NEW-3: Asking an integer or bool tensor to require grad raises RuntimeError "can require gradients" (and
-# > "floating point"), whether through a factory's `requires_grad=True`, `t.requires_grad_()` or
+# > NEW-3: Asking an integer or bool tensor to require grad raises `RuntimeError` whose message contains "can require
+# > gradients" (and "floating point"), whether through a factory's `requires_grad=True`, `t.requires_grad_()` or
 # > `t.requires_grad = True`.
 @pytest.mark.clause("NEW-3")
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.bool])
@@ -91,8 +94,10 @@ def test_factory_result_has_own_storage(device, factory):
     assert [(t._version, t.requires_grad, t.grad_fn) for t in (x, p, q)] == state
 
 
-# > NEW-5: `backward()` on a tensor that does not require grad raises RuntimeError "element 0 of tensors does
-# > not require grad and does not have a grad_fn"; afterwards `y.grad` is `None`.
+# > NEW-5: `backward()` on a tensor that does not require grad (`y.sum().backward()` for a `y` that does not require
+# > grad, also `torch.autograd.backward(s)`, `torch.autograd.grad(s, [y])`, and `y.backward(gradient)` on a non-scalar)
+# > raises `RuntimeError` whose message contains "element 0 of tensors does not require grad and does not have a
+# > grad_fn"; afterwards `y.grad` is `None`.
 @pytest.mark.clause("NEW-5")
 @pytest.mark.parametrize(
     "spelling",
@@ -120,8 +125,8 @@ def test_backward_on_result_that_does_not_require_grad(device, spelling):
     assert y.grad is None
 
 
-# > NEW-6: The result of an operation none of whose tensor inputs requires grad does not require grad, is a
-# > leaf and has no `grad_fn`.
+# > NEW-6: The result of an operation none of whose tensor inputs requires grad (`y.sum()`, `y * 2`, `y + z`, `y @ z`)
+# > does not require grad, is a leaf and has no `grad_fn`.
 @pytest.mark.clause("NEW-6")
 @pytest.mark.parametrize("op", ["y.sum()", "y * 2", "y + z", "y @ z", "torch.exp(y)"])
 def test_result_of_untracked_inputs_is_untracked(device, op):
@@ -159,8 +164,9 @@ def test_grad_of_leaf_without_gradient_is_none_silently(device, requires_grad, k
     assert _read_grad(t) == (None, [])
 
 
-# > NEW-8: Reading `.grad` of a non-leaf tensor returns `None` and emits a UserWarning "is not a leaf Tensor is
-# > being accessed", also after a `backward()` through it succeeded.
+# > NEW-8: Reading `.grad` of a non-leaf tensor (one with a `grad_fn`, on which `retain_grad()` was not called) returns
+# > `None` and emits a `UserWarning` whose message contains "is not a leaf Tensor is being accessed", also after a
+# > `backward()` through it succeeded.
 @pytest.mark.clause("NEW-8")
 @pytest.mark.parametrize("after_backward", [False, True])
 @pytest.mark.parametrize("op", ["sum", "mul"])
@@ -175,8 +181,9 @@ def test_grad_of_non_leaf_warns(device, after_backward, op):
     assert any(cat is UserWarning and NON_LEAF_GRAD in msg for cat, msg in caught), caught
 
 
-# > NEW-9: `backward()` without a `gradient` argument on a tensor that requires grad and has more than one
-# > element raises RuntimeError "grad can be implicitly created only for scalar outputs"; the leaves' `.grad`
+# > NEW-9: `backward()` without a `gradient` argument on a tensor that requires grad and has more than one element
+# > (`z.backward()`, `torch.autograd.backward(z)`, `torch.autograd.grad(z, [x])`, also on a leaf `x.backward()`) raises
+# > `RuntimeError` whose message contains "grad can be implicitly created only for scalar outputs"; the leaves' `.grad`
 # > stay `None`.
 @pytest.mark.clause("NEW-9")
 @pytest.mark.parametrize(
@@ -198,8 +205,9 @@ def test_backward_on_non_scalar_needs_gradient(device, spelling, shape):
     assert x.grad is None
 
 
-# > NEW-10: A real floating-point tensor (float16, bfloat16, float32, float64) with exactly one element counts as
-# > scalar whatever its shape: `backward()` without a `gradient` argument uses the gradient 1.
+# > NEW-10: A real floating-point tensor (float16, bfloat16, float32, float64) with exactly one element counts as scalar
+# > whatever its shape (`()`, `(1,)`, `(1, 1)`): `backward()` without a `gradient` argument uses the gradient 1. (A
+# > complex one: NEW-16, NEW-17.)
 @pytest.mark.clause("NEW-10")
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64], ids=str)
 @pytest.mark.parametrize("shape", [(), (1,), (1, 1), (1, 1, 1)])
@@ -286,8 +294,9 @@ def test_one_element_complex_uses_gradient_one(device, dtype, kind, spelling):
     assert_values(grad.reshape(-1), [complex(factor)] * x.numel(), f"gradient ({spelling})")
 
 
-# > NEW-11: For a leaf `x` created with `requires_grad=True` by any factory of FACTORIES, a float32 tensor,
-# > `x.sum().backward()` makes `x.grad` a tensor of ones of the shape and dtype of `x`.
+# > NEW-11: For a leaf `x` created with `requires_grad=True` by any factory of the population `FACTORIES` (NEW-2), a
+# > float32 tensor, `x.sum().backward()` makes `x.grad` a tensor of ones of the shape and dtype of `x`. (The sum of a
+# > complex leaf: NEW-16, NEW-17.)
 @pytest.mark.clause("NEW-11")
 @pytest.mark.parametrize("factory", FACTORIES.params())
 def test_gradient_of_sum_is_ones(device, factory):
@@ -311,9 +320,11 @@ INTEGER_OPS = {
 }
 
 
-# > NEW-12: Operations with an integer or bool result return a tensor that does not require grad and has no
-# > `grad_fn`, even when `x` requires grad; a `backward()` from it, also after converting it back to a floating
-# > dtype, raises RuntimeError "element 0 of tensors does not require grad and does not have a grad_fn".
+# > NEW-12: Operations with an integer or bool result (`torch.argmax`, `torch.argmin`, `torch.argsort`, the indices of
+# > `topk` and `max(dim)`, comparisons such as `x > 0` and `torch.eq`, `x.long()`, `x.to(torch.int32)`) return a tensor
+# > that does not require grad and has no `grad_fn`, even when `x` requires grad; a `backward()` from it, also after
+# > converting it back to a floating dtype, raises `RuntimeError` whose message contains "element 0 of tensors does not
+# > require grad and does not have a grad_fn".
 @pytest.mark.clause("NEW-12")
 @pytest.mark.parametrize("op", list(INTEGER_OPS))
 @pytest.mark.parametrize("then", ["sum", "float().sum()"])
@@ -338,8 +349,10 @@ PIECEWISE_CONSTANT = {
 }
 
 
-# > NEW-13: Piecewise-constant operations with a floating result are recorded: applied to a tensor that
-# > requires grad their result requires grad and has a `grad_fn`, and `backward()` through them raises no error.
+# > NEW-13: Piecewise-constant operations with a floating result (`torch.round`, `torch.floor`, `torch.ceil`,
+# > `torch.trunc`, `torch.sign`) are recorded: applied to a tensor that requires grad their result requires grad and has
+# > a `grad_fn` (`RoundBackward0`, `FloorBackward0`, `CeilBackward0`, `TruncBackward0`, `SignBackward0`), and
+# > `backward()` through them raises no error.
 @pytest.mark.clause("NEW-13")
 @pytest.mark.parametrize("op", list(PIECEWISE_CONSTANT))
 def test_piecewise_constant_ops_are_recorded(device, op):

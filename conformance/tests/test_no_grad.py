@@ -56,9 +56,9 @@ def _base(device, kind):
     return x if kind == "leaf" else x * 1
 
 
-# > NOGRAD-2: With grad mode disabled (by either block, or inside a function decorated with `@torch.no_grad()`),
-# > the result of every operation of the population NON_VIEW_OPS does not require grad, is a leaf and has no
-# > `grad_fn`, even when its inputs require grad (leaves or non-leaves). Views are the exception (NOGRAD-40).
+# > NOGRAD-2: With grad mode disabled (by either block, or inside a function decorated with `@torch.no_grad()`), the
+# > result of every operation of the population `NON_VIEW_OPS` (listed below) does not require grad, is a leaf and has
+# > no `grad_fn`, even when its inputs require grad (leaves or non-leaves). Views are the exception (NOGRAD-40).
 @pytest.mark.clause("NOGRAD-2")
 @pytest.mark.parametrize("cm", list(DISABLING))
 @pytest.mark.parametrize("op", NON_VIEW_OPS.params())
@@ -81,9 +81,9 @@ def test_results_of_no_grad_decorated_function(device, op):
     assert (r.requires_grad, r.is_leaf, r.grad_fn, mode) == (False, True, None, False)
 
 
-# > NOGRAD-40: With grad mode disabled (by either block, or inside a function decorated with
-# > `@torch.no_grad()`), the result of every operation of the population VIEW_OPS applied to a tensor that
-# > requires grad (a leaf or a non-leaf) is a view of it that requires grad; it is a leaf and has no `grad_fn`.
+# > NOGRAD-40: With grad mode disabled (by either block, or inside a function decorated with `@torch.no_grad()`), the
+# > result of every operation of the population `VIEW_OPS` (listed below) applied to a tensor that requires grad (a leaf
+# > or a non-leaf) is a view of it that requires grad; it is a leaf and has no `grad_fn` (VIEW-10).
 @pytest.mark.clause("NOGRAD-40")
 @pytest.mark.parametrize("cm", [*DISABLING, "@torch.no_grad()"])
 @pytest.mark.parametrize("view", VIEW_OPS.params())
@@ -99,9 +99,9 @@ def test_views_inside_require_grad(device, cm, view, kind):
     assert (v.requires_grad, v.is_leaf, v.grad_fn) == (True, True, None)
 
 
-# > NOGRAD-3: Grad mode does not affect factory functions (every member of FACTORIES): with grad mode disabled, a
-# > tensor created without `requires_grad=True` does not require grad, and one created with `requires_grad=True` is
-# > a leaf that requires grad.
+# > NOGRAD-3: Grad mode does not affect factory functions (every member of FACTORIES): with grad mode disabled, a tensor
+# > created without `requires_grad=True` does not require grad (as it does not with grad mode enabled), and one created
+# > with `requires_grad=True` is a leaf that requires grad.
 @pytest.mark.clause("NOGRAD-3")
 @pytest.mark.parametrize("cm", list(DISABLING))
 @pytest.mark.parametrize("factory", FACTORIES.params())
@@ -169,9 +169,12 @@ def _no_grad_update(spelling):
     return step
 
 
-# > NOGRAD-4: With grad mode disabled, every in-place update of a leaf `x` that requires grad (every member of
-# > INPLACE_SPELLINGS) raises no error; afterwards `x` is the same object, still a leaf that requires grad, has no
-# > `grad_fn`, and `x._version` has increased.
+# > NOGRAD-4: With grad mode disabled, every update of the population INPLACE_SPELLINGS applied to a leaf `x` that
+# > requires grad (among them the nine updates `x[:] = v`, `x[0] = v`, `x.add_(1)`, `x += 1`, `torch.add(x, 1, out=x)`,
+# > `x.copy_(v)`, `x.mul_(2)`, `x.zero_()`, `x.fill_(v)` that NOGRAD-5, NOGRAD-6 and NOGRAD-8 speak of) raises no error;
+# > afterwards `x` is the same object, still a leaf that requires grad, has no `grad_fn`, and `x._version` has
+# > increased. (Over every in-place operation of torch's operator database, INPLACE-81 states the same with its
+# > exceptions: `resize_` and `resize_as_` still raise, and dropout with `p=0` leaves `_version` as it was.)
 @pytest.mark.clause("NOGRAD-4")
 @pytest.mark.parametrize("cm", list(DISABLING))
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
@@ -183,7 +186,7 @@ def test_in_place_on_leaf_inside_is_allowed(device, cm, update, run):
     assert x._version > 0
 
 
-# > NOGRAD-5: The values written by these updates are the values of `x` afterwards.
+# > NOGRAD-5: The values written by the nine updates listed in NOGRAD-4 are the values of `x` afterwards.
 @pytest.mark.clause("NOGRAD-5")
 @pytest.mark.parametrize("spelling", list(UPDATES))
 def test_in_place_on_leaf_inside_changes_values(device, spelling, run):
@@ -192,9 +195,11 @@ def test_in_place_on_leaf_inside_changes_values(device, spelling, run):
     assert_values(x, EXPECTED[spelling], f"x after {spelling}")
 
 
-# > NOGRAD-6: The same updates with grad mode enabled raise RuntimeError: "a leaf Variable that requires
-# > grad is being used in an in-place operation" ("a view of a leaf Variable ..." for `x[...] = v`), and
-# > "don't support automatic differentiation, but one of the arguments requires grad" for `out=x`.
+# > NOGRAD-6: The nine updates listed in NOGRAD-4, with grad mode enabled, raise `RuntimeError`, and `x._version` is
+# > unchanged: the message contains "leaf Variable that requires grad is being used in an in-place operation" (the words
+# > before it depend on the spelling and the release, see INDEX-4 and INDEX-5), and for `torch.add(x, 1, out=x)` it
+# > contains "don't support automatic differentiation, but one of the arguments requires grad". (Inside a compiled
+# > function before torch 2.11, `x[0] = 5` is not refused: INDEX-94; before 2.9, neither is `x[:] = v`: INDEX-96.)
 @pytest.mark.clause("NOGRAD-6")
 @pytest.mark.parametrize(
     "spelling",
@@ -211,10 +216,10 @@ def test_in_place_on_leaf_outside_raises(device, spelling, run):
     assert x._version == 0
 
 
-# > NOGRAD-7: Disabling grad mode does not disable the version check: when a graph has saved `x` and `x`
-# > is updated in place with grad mode disabled (any update of NOGRAD-4: every member of INPLACE_SPELLINGS),
-# > `backward()` of that graph raises RuntimeError "one of the variables needed for gradient computation has been
-# > modified by an inplace operation".
+# > NOGRAD-7: Disabling grad mode does not disable the version check: when a graph has saved `x` and `x` is updated in
+# > place with grad mode disabled (any member of INPLACE_SPELLINGS, as in NOGRAD-4), `backward()` of that graph raises
+# > `RuntimeError` whose message contains "one of the variables needed for gradient computation has been modified by an
+# > inplace operation". (Compare DATA-6: a write through `.data` is not caught.)
 @pytest.mark.clause("NOGRAD-7")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 def test_in_place_inside_on_saved_tensor_raises(device, update, run):
@@ -225,9 +230,10 @@ def test_in_place_inside_on_saved_tensor_raises(device, update, run):
         y.backward()
 
 
-# > NOGRAD-8: With grad mode disabled, each of the nine updates of NOGRAD-4 applied to a non-leaf `y` that requires
-# > grad and is not a view (`y = a * 1`) raises no error, increments `y._version`, and leaves `y` a non-leaf that
-# > requires grad with the same `grad_fn` object.
+# > NOGRAD-8: With grad mode disabled, each of the nine updates listed in NOGRAD-4 applied to a non-leaf `y` that
+# > requires grad and is not a view (`y = a * 1` of a leaf `a` that requires grad) raises no error, increments
+# > `y._version`, and leaves `y` a non-leaf that requires grad with the same `grad_fn` object. A view does not keep its
+# > `grad_fn` object (NOGRAD-18, NOGRAD-19).
 @pytest.mark.clause("NOGRAD-8")
 @pytest.mark.parametrize("spelling", list(UPDATES))
 @pytest.mark.compiled_since("2.4", before="NOGRAD-92")  # the grad_fn is replaced
@@ -253,11 +259,16 @@ def _view_of(device, kind):
     return b, b[1]
 
 
-# > NOGRAD-18: Let `y` be a view that has a `grad_fn`, made with grad mode enabled by an operation of VIEW_OPS with one
-# > output from a tensor `b` that requires grad, a leaf or a non-leaf, for instance `(a * 1)[1:3]`. With grad mode
-# > disabled, after an in-place update of `y` or of `b` (each of the nine updates of NOGRAD-4 on `y = b[1]` or on `b`),
-# > `y` is still a non-leaf that requires grad and `y._version` has increased, but `y.grad_fn` is a new node object
-# > of class `AsStridedBackward0`, not the node it had before the update; later reads return that new object.
+# > NOGRAD-18: Let `y` be a view that has a `grad_fn`, made with grad mode enabled by an operation of `VIEW_OPS` with
+# > one output (every member but the outputs of `split`, `chunk` and `unbind`) from a tensor `b` that requires grad, a
+# > leaf or a non-leaf (`b = a * 1`), for instance `(a * 1)[1:3]`. With grad mode disabled, after an in-place update of
+# > `y` or of `b` (each of the nine updates listed in NOGRAD-4 on `y = b[1]` or on `b`; `y.add_(1)` or `b.add_(1)` for
+# > every such operation, but `y.add_(1)` of `b.expand(3, 2, 2)`, which torch refuses, the elements of the view
+# > overlapping), `y` is still a non-leaf that requires grad and `y._version` has increased, but `y.grad_fn` is a new
+# > node object of class `AsStridedBackward0`, not the node it had before the update (whatever that node's class,
+# > `SliceBackward0`, `SelectBackward0`, `ViewBackward0`, ...): autograd regenerates the node of a view whose version
+# > has changed when it is next read; later reads return that new object. The same holds inside inference mode
+# > (INFER-21).
 @pytest.mark.clause("NOGRAD-18")
 @pytest.mark.parametrize("spelling", list(UPDATES))
 @pytest.mark.parametrize(
@@ -310,8 +321,11 @@ def test_in_place_on_multi_output_view_inside_then_grad_fn_raises(device, view, 
         y.grad_fn  # noqa: B018 - reading it is the operation
 
 
-# > NOGRAD-92 (compile, until 2.4): compiled, the update of NOGRAD-8 raises no error and increases `y._version`, `y`
-# > stays a non-leaf that requires grad, but its `grad_fn` is replaced by a new `CopyBackwards` node.
+# > NOGRAD-92 (compile, until 2.4): Inside a compiled function, an in-place update under `torch.no_grad()` of a non-leaf
+# > `y` that requires grad (`y = a * 1`; every one of `y[:] = v`, `y[0] = 5`, `y.add_(1)`, `y += 1`,
+# > `torch.add(y, 1, out=y)`, `y.copy_(v)`, `y.mul_(2)`, `y.zero_()`, `y.fill_(7)`) raises no error and increases
+# > `y._version`, and `y` stays a non-leaf that requires grad, but its `grad_fn` is replaced by a new node of type
+# > `CopyBackwards`. Layer: AOTAutograd.
 @pytest.mark.clause("NOGRAD-92")
 @pytest.mark.parametrize("spelling", list(UPDATES))
 def test_compiled_in_place_on_non_leaf_inside_records_copy_before_2_4(device, spelling, run):
@@ -327,8 +341,9 @@ def test_compiled_in_place_on_non_leaf_inside_records_copy_before_2_4(device, sp
     assert y._version > 0
 
 
-# > NOGRAD-93 (compile, 2.2-2.3): after that update, the gradient of `(y * [1, 10]).sum()` with respect to `a`
-# > (`y = a * 1`, `a = [1, 2]`) is `[0, 0]`; eagerly it is `[1, 10]`.
+# > NOGRAD-93 (compile, 2.2-2.3): After the update of NOGRAD-92, for `a = [1, 2]` the gradient of `(y * [1, 10]).sum()`
+# > with respect to `a` is `[0, 0]`: a silently wrong gradient (observed, not checked by its tests: eagerly, and
+# > compiled on 2.1 and from 2.4, it is `[1, 10]`). Layer: AOTAutograd.
 @pytest.mark.clause("NOGRAD-93")
 @pytest.mark.parametrize("spelling", list(UPDATES))
 def test_compiled_in_place_on_non_leaf_inside_loses_the_gradient_on_2_2_and_2_3(device, spelling, run):
@@ -339,9 +354,9 @@ def test_compiled_in_place_on_non_leaf_inside_loses_the_gradient_on_2_2_and_2_3(
     assert_values(a.grad, [0.0, 0.0], f"a.grad after a compiled {spelling} of y = a * 1 under no_grad")
 
 
-# > NOGRAD-9: `torch.enable_grad()` and `torch.set_grad_enabled(True)` inside a block that disabled grad
-# > mode enable it again: results require grad there, and on leaving the inner block grad mode is disabled
-# > again; `torch.no_grad()` inside `torch.enable_grad()` disables it, and leaving restores it.
+# > NOGRAD-9: `torch.enable_grad()` and `torch.set_grad_enabled(True)` inside a block that disabled grad mode enable it
+# > again: operations there are recorded, and on leaving the inner block grad mode is disabled again. `torch.no_grad()`
+# > (or `torch.set_grad_enabled(False)`) inside `torch.enable_grad()` disables it, and leaving restores it.
 @pytest.mark.clause("NOGRAD-9")
 @pytest.mark.parametrize("inner", list(ENABLING))
 @pytest.mark.parametrize("outer", list(DISABLING))
@@ -399,8 +414,8 @@ def test_decorators_with_parentheses(device, deco, outer):
         assert (first, between, second) == (inside, outer, inside)
 
 
-# > NOGRAD-11: `@torch.no_grad` and `@torch.enable_grad` without parentheses also work as decorators,
-# > with the effect of NOGRAD-10.
+# > NOGRAD-11: `@torch.no_grad` and `@torch.enable_grad` without parentheses (equivalently `torch.no_grad(f)`) also work
+# > as decorators, with the effect of NOGRAD-10.
 @pytest.mark.clause("NOGRAD-11")
 @pytest.mark.parametrize("deco", ["torch.no_grad", "torch.enable_grad"])
 def test_decorators_without_parentheses(device, deco):
@@ -417,8 +432,8 @@ def test_decorators_without_parentheses(device, deco):
         assert torch.is_grad_enabled() is (not inside)
 
 
-# > NOGRAD-12: `@torch.no_grad` and `@torch.enable_grad` without parentheses raise TypeError when applied
-# > ("takes 1 positional argument but 2 were given" for `no_grad`, "takes no arguments" for `enable_grad`).
+# > NOGRAD-12: `@torch.no_grad` and `@torch.enable_grad` without parentheses raise `TypeError` when applied (the message
+# > contains "takes 1 positional argument but 2 were given" for `no_grad`, "takes no arguments" for `enable_grad`).
 @pytest.mark.clause("NOGRAD-12")
 @pytest.mark.parametrize("deco", ["torch.no_grad", "torch.enable_grad"])
 def test_decorators_without_parentheses_fail(device, deco):
@@ -449,9 +464,9 @@ def test_set_grad_enabled_decorator(device):
         assert torch.is_grad_enabled()
 
 
-# > NOGRAD-14: Applying `@torch.set_grad_enabled(False)` as a decorator disables grad mode at that moment
-# > and leaves it disabled (the constructor sets the mode); the decorated function runs with grad mode
-# > disabled, and after a call grad mode is disabled.
+# > NOGRAD-14: Applying `@torch.set_grad_enabled(False)` as a decorator disables grad mode at that moment and leaves it
+# > disabled (the constructor sets the mode); the decorated function runs with grad mode disabled, and after a call grad
+# > mode is still disabled.
 @pytest.mark.clause("NOGRAD-14")
 def test_set_grad_enabled_decorator_leaks(device):
     with torch.enable_grad():  # restores grad mode after the leak this clause states
@@ -501,9 +516,9 @@ def _sgd_step(w):
         w -= 0.25 * w.grad
 
 
-# > NOGRAD-17: A leaf updated in place under `torch.no_grad()` takes part in graphs recorded afterwards:
-# > a step `loss.backward()`, `with torch.no_grad(): w -= lr * w.grad`, `w.grad = None`, repeated, gives at
-# > each step the gradient at the updated value.
+# > NOGRAD-17: A leaf updated in place under `torch.no_grad()` takes part in graphs recorded afterwards: repeating
+# > `loss.backward()`, `with torch.no_grad(): w -= lr * w.grad`, `w.grad = None` gives at each step the gradient at the
+# > updated value. This is a training loop; `torch.optim.SGD` `step()` makes the same update with grad mode disabled.
 @pytest.mark.clause("NOGRAD-17")
 def test_training_step_under_no_grad(device, run):
     w = torch.tensor([1.0, -2.0], device=device, requires_grad=True)
@@ -531,9 +546,11 @@ EVAL_MODULES = {
 }
 
 
-# > NOGRAD-60: `module.eval()` and `module.train(False)` set `module.training` to False and leave grad mode and the
-# > parameters' `requires_grad` as they were; the output in eval mode still requires grad and has a `grad_fn`, and
-# > `backward()` from it fills the parameters' `.grad`.
+# > NOGRAD-60: `module.eval()` and `module.train(False)` set `module.training` to False and leave grad mode as it was
+# > (`torch.is_grad_enabled()` stays True) and the parameters' `requires_grad` as they were; the output of the module in
+# > eval mode (for `nn.Linear`, an `nn.Sequential` of `nn.Linear` and `nn.Dropout`, and `nn.BatchNorm1d`) still requires
+# > grad and has a `grad_fn`, and `backward()` from it fills the parameters' `.grad`. Only `torch.no_grad()` around the
+# > call gives an output without `grad_fn` (NOGRAD-2).
 @pytest.mark.clause("NOGRAD-60")
 @pytest.mark.parametrize("switch", ["module.eval()", "module.train(False)"])
 @pytest.mark.parametrize("module", list(EVAL_MODULES))
@@ -605,14 +622,17 @@ def _compiled_optimizer_style_step_bump(device, run):
     return w._version
 
 
-# > NOGRAD-90 (compile, until 2.5): a compiled step `with torch.no_grad(): w.sub_(0.1 * g)` on a leaf that requires
-# > grad increases `w._version` by 1, as eager does.
+# > NOGRAD-90 (compile, until 2.5): Inside a compiled function, `with torch.no_grad(): w.sub_(0.1 * g)` on a leaf `w`
+# > that requires grad (an optimizer-style step) leaves `w` a leaf that requires grad with no `grad_fn` and increases
+# > `w._version` by 1, as the same step does eagerly.
 @pytest.mark.clause("NOGRAD-90")
 def test_compiled_optimizer_style_step_counts_once_before_2_5(device, run):
     assert _compiled_optimizer_style_step_bump(device, run) == 1
 
 
-# > NOGRAD-91 (compile, since 2.5): the same compiled step increases `w._version` by 2.
+# > NOGRAD-91 (compile, since 2.5): Inside a compiled function, the step of NOGRAD-90 increases `w._version` by 2, where
+# > the same step run eagerly increases it by 1 (with Dynamo alone, `backend="eager"`, by 1: the layer is AOTAutograd).
+# > Run on 2.1.2 and 2.4.1 (1) and 2.5.1, 2.9.1 (2), cpu and meta.
 @pytest.mark.clause("NOGRAD-91")
 def test_compiled_optimizer_style_step_counts_twice_since_2_5(device, run):
     assert _compiled_optimizer_style_step_bump(device, run) == 2

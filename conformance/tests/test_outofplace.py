@@ -27,9 +27,10 @@ OPS = {mid: (fn, *EFFECTS[mid]) for mid, fn in OUT_OF_PLACE_SPELLINGS.members}
 SPELLING = {fn: mid for mid, fn in OUT_OF_PLACE_SPELLINGS.members}
 
 
-# > OOP-1: An out-of-place operation `y = op(x)` (each member of the population OUT_OF_PLACE_SPELLINGS) returns a
-# > new tensor object that does not share storage with `x`, and leaves `x` as it was: same `_version`, still a
-# > leaf that requires grad with no `grad_fn`.
+# > OOP-1: An out-of-place operation `y = op(x)` (each member of the population `OUT_OF_PLACE_SPELLINGS`, listed below:
+# > `x + 2`, `x + 2.0`, `2 + x`, `x.add(2)`, `torch.add(x, 2)`, `x + t`, `x - 2`, `x * 2`, `x / 2`) returns a new tensor
+# > object that does not share storage with `x`, and leaves `x` as it was: same `_version`, still a leaf that requires
+# > grad with no `grad_fn`.
 @pytest.mark.clause("OOP-1")
 @pytest.mark.parametrize("spelling", OUT_OF_PLACE_SPELLINGS.params())
 def test_out_of_place_leaves_x_alone(device, spelling, run):
@@ -51,18 +52,22 @@ def test_out_of_place_values(device, spelling, run):
     assert_values(y, OPS[SPELLING[spelling]][2], "y = " + SPELLING[spelling])
 
 
-# > OOP-3: When `x` requires grad and grad mode is on, `y = op(x)` requires grad, is not a leaf, and has a
-# > `grad_fn` named after the operation: `AddBackward0` for `x + 2`, `2 + x`, `x.add(2)`, `torch.add(x, 2)`;
-# > `SubBackward0` for `x - 2`; `MulBackward0` for `x * 2`; `DivBackward0` for `x / 2`. That `grad_fn` leads
-# > to the `AccumulateGrad` node of `x`.
+# > OOP-3: When `x` requires grad and grad mode is on, `y = op(x)` requires grad, is not a leaf, and has a `grad_fn`
+# > named after the operation: `AddBackward0` for `x + 2`, `x + 2.0`, `2 + x`, `x.add(2)`, `torch.add(x, 2)` and
+# > `x + t`; `SubBackward0` for `x - 2`; `MulBackward0` for `x * 2`; `DivBackward0` for `x / 2`. The only input of that
+# > `grad_fn` that leads anywhere is the `AccumulateGrad` node of `x`.
 @pytest.mark.clause("OOP-3")
 @pytest.mark.parametrize("spelling", list(OPS))
 def test_out_of_place_result_is_non_leaf(device, spelling, run):
     _check_result_node(device, spelling, run, OPS[spelling][1])
 
 
-# > OOP-90: When `y = op(x)` is computed in a compiled function ... its `grad_fn` is `CompiledFunctionBackward`
-# > ...; that node leads to the `AccumulateGrad` node of `x`.
+# > OOP-90: When `y = op(x)` (each member of `OUT_OF_PLACE_SPELLINGS`) is computed in a compiled function, with `x` a
+# > leaf that requires grad and grad mode on, `y` requires grad and is not a leaf, but its `grad_fn` is
+# > `CompiledFunctionBackward` (one node for the whole compiled graph), not the node of the operation; that node leads
+# > to the `AccumulateGrad` node of `x`. The layer is AOTAutograd (Dynamo alone, `backend="eager"`, gives the nodes of
+# > OOP-3). Evidence: the executed tests; `CompiledFunction` in `torch/_functorch/_aot_autograd/runtime_wrappers.py` (an
+# > `autograd.Function` whose backward node is `CompiledFunctionBackward`).
 @pytest.mark.clause("OOP-90")
 @pytest.mark.parametrize("spelling", list(OPS))
 def test_out_of_place_result_is_non_leaf_compiled(device, spelling, run):
@@ -99,8 +104,8 @@ def _no_grad(op):
     return step
 
 
-# > OOP-5: When `x` does not require grad, or the operation runs inside `torch.no_grad()`, `y` does not
-# > require grad, is a leaf, and has no `grad_fn`.
+# > OOP-5: When `x` does not require grad, or the operation runs inside `torch.no_grad()`, `y` does not require grad, is
+# > a leaf and has no `grad_fn`.
 @pytest.mark.clause("OOP-5")
 @pytest.mark.parametrize("spelling", list(OPS))
 @pytest.mark.parametrize("how", ["x without grad", "under no_grad"])
@@ -112,9 +117,9 @@ def test_out_of_place_without_autograd(device, spelling, how, run):
     assert (y.requires_grad, y.is_leaf, y.grad_fn) == (False, True, None)
 
 
-# > OOP-6: `y` is computed when the operation runs: a later in-place change of `x` (made under
-# > `torch.no_grad()`) does not change the values of `y`, and an in-place change of `y` does not change `x`
-# > nor its `_version`.
+# > OOP-6: `y` is computed when the operation runs: a later in-place change of `x` (made under `torch.no_grad()`) does
+# > not change the values of `y`, and an in-place change of `y` (`y.add_(1)`) changes neither the values of `x` nor
+# > `x._version`.
 @pytest.mark.clause("OOP-6")
 def test_result_is_independent_of_later_changes(device, run):
     x = leaf(device)
@@ -128,9 +133,9 @@ def test_result_is_independent_of_later_changes(device, run):
     assert_values(x, [1.0, 2.0], "x after y.add_(1)")
 
 
-# > OOP-7: The gradient goes to the leaf `x`, not to `y`: after backward, `y.grad` is `None`, and reading it
-# > emits a UserWarning "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed"; after
-# > `y.retain_grad()`, `y.grad` is the gradient with respect to `y`.
+# > OOP-7: The gradient goes to the leaf `x`, not to `y`: after backward, `y.grad` is `None` and reading it emits a
+# > `UserWarning` whose message contains "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed";
+# > after `y.retain_grad()`, `y.grad` is the gradient with respect to `y`.
 @pytest.mark.clause("OOP-7")
 def test_non_leaf_result_grad(device, run):
     x = leaf(device)

@@ -43,7 +43,8 @@ def add_one_under_no_grad(t):
 
 
 # > PARAM-1: After `module.weight = p` with `p` an `nn.Parameter`, `module.weight is p`, `p` is what
-# > `module.parameters()` yields under that name, and the old parameter object is left as it was.
+# > `Module.named_parameters` yields under that name, and the old parameter object is left as it was (shape,
+# > `requires_grad`, class).
 @pytest.mark.clause("PARAM-1")
 def test_assign_parameter_registers_new_object(device, run):
     m = linear(device)
@@ -56,7 +57,8 @@ def test_assign_parameter_registers_new_object(device, run):
     assert (old.shape, old.requires_grad, type(old)) == (torch.Size([1, 2]), True, nn.Parameter)
 
 
-# > PARAM-2: An optimizer built before the assignment still holds the old parameter object, not the new one.
+# > PARAM-2: An optimizer (for example `torch.optim.SGD`, `torch.optim.Adam`) built before `module.weight = p` still
+# > holds the old parameter object in its `param_groups`, and not `p`.
 @pytest.mark.clause("PARAM-2")
 @pytest.mark.parametrize("opt_cls", [torch.optim.SGD, torch.optim.Adam])
 def test_optimizer_keeps_old_parameter(device, opt_cls, run):
@@ -69,8 +71,9 @@ def test_optimizer_keeps_old_parameter(device, opt_cls, run):
     assert all(p is not m.weight for p in held)
 
 
-# > PARAM-3: After such an assignment, backward fills the gradient of the new parameter, and
-# > `optimizer.step()` leaves the module's weight unchanged: it updates nothing of it, silently.
+# > PARAM-3: After such an assignment, `backward()` fills `module.weight.grad` of the new parameter, while the old
+# > parameter gets no gradient; `optimizer.step()` then leaves the module's weight unchanged, without error or warning
+# > (other parameters the optimizer holds are updated as usual).
 @pytest.mark.clause("PARAM-3")
 def test_optimizer_silently_stops_updating_reassigned_weight(device, run):
     m = linear(device)
@@ -86,9 +89,11 @@ def test_optimizer_silently_stops_updating_reassigned_weight(device, run):
     assert_values(m.bias, [-0.5], "bias, still registered with the optimizer, is updated")
 
 
-# > PARAM-4: Assigning any value of PARAM_NON_PARAMETER_VALUES (neither an `nn.Parameter` nor `None`) to a
-# > parameter attribute raises TypeError "cannot assign" ... "(torch.nn.Parameter or None expected)"; the
-# > parameter is kept.
+# > PARAM-4: Assigning to a parameter name any value of `PARAM_NON_PARAMETER_VALUES` (listed below: values that are
+# > neither an `nn.Parameter` nor `None`: plain tensors of the dtypes float32, float64, float16, int64 and bool, a
+# > tensor that requires grad, the result of an operation on the parameter, `w.detach()`, a list) raises `TypeError`
+# > whose message contains "cannot assign" and "(torch.nn.Parameter or None expected)"; the old parameter stays
+# > registered.
 @pytest.mark.clause("PARAM-4")
 @pytest.mark.parametrize("value", PARAM_NON_PARAMETER_VALUES.params())
 def test_assign_plain_value_to_parameter_raises(device, value, run):
@@ -101,8 +106,9 @@ def test_assign_plain_value_to_parameter_raises(device, value, run):
     assert m.weight is old
 
 
-# > PARAM-5: `module.weight = None` is accepted: `module.weight` is None and `named_parameters()` no
-# > longer yields it; the name stays a parameter slot (a plain tensor assigned later raises as in PARAM-4).
+# > PARAM-5: `module.weight = None` is accepted: `module.weight` is `None` and `named_parameters()` no longer yields it.
+# > The name remains a parameter name: a plain tensor assigned later raises as in PARAM-4, an `nn.Parameter` is
+# > registered again.
 @pytest.mark.clause("PARAM-5")
 def test_assign_none_to_parameter(device, run):
     m = linear(device)
@@ -116,8 +122,8 @@ def test_assign_none_to_parameter(device, run):
     assert [n for n, _ in m.named_parameters()] == ["weight", "bias"]
 
 
-# > PARAM-6: A plain tensor assigned to the name of a registered buffer replaces the buffer and stays a buffer
-# > (in `named_buffers()`, not in `parameters()`) with the `requires_grad` it had.
+# > PARAM-6: A plain tensor assigned to the name of a registered buffer replaces the buffer and stays a buffer (yielded
+# > by `Module.named_buffers`, not by `parameters()`), with the `requires_grad` it had.
 @pytest.mark.clause("PARAM-6")
 @pytest.mark.parametrize("requires_grad", [False, True])
 def test_assign_tensor_to_buffer_stays_buffer(device, requires_grad, run):
@@ -131,8 +137,8 @@ def test_assign_tensor_to_buffer_stays_buffer(device, requires_grad, run):
     assert m.buf.requires_grad is requires_grad
 
 
-# > PARAM-7: `register_buffer` does not change `requires_grad`: a buffer registered from a tensor that
-# > does not require grad does not; one registered from a tensor that requires grad still does.
+# > PARAM-7: `register_buffer(name, t)` registers `t` itself and does not change its `requires_grad`: a buffer made from
+# > a tensor that requires grad still requires grad.
 @pytest.mark.clause("PARAM-7")
 @pytest.mark.parametrize("requires_grad", [False, True])
 def test_register_buffer_keeps_requires_grad(device, requires_grad):
@@ -144,8 +150,8 @@ def test_register_buffer_keeps_requires_grad(device, requires_grad):
     assert [n for n, _ in m.named_buffers()] == ["buf"]
 
 
-# > PARAM-8: An `nn.Parameter` assigned to the name of a registered buffer becomes a parameter of that name
-# > (in `named_parameters()`), and the buffer of that name is gone.
+# > PARAM-8: An `nn.Parameter` assigned to the name of a registered buffer becomes a parameter of that name, and the
+# > buffer of that name is gone.
 @pytest.mark.clause("PARAM-8")
 def test_assign_parameter_to_buffer_name_makes_parameter(device, run):
     m = linear(device)
@@ -156,8 +162,8 @@ def test_assign_parameter_to_buffer_name_makes_parameter(device, run):
     assert "buf" not in dict(m.named_buffers())
 
 
-# > PARAM-9: Assigning a value that is neither a tensor nor None to a buffer name raises TypeError
-# > "cannot assign 'int' as buffer" (for an int).
+# > PARAM-9: Assigning an `int` to a buffer name raises `TypeError` whose message contains "cannot assign 'int' as
+# > buffer".
 @pytest.mark.clause("PARAM-9")
 def test_assign_int_to_buffer_raises(device, run):
     m = linear(device)
@@ -167,9 +173,9 @@ def test_assign_int_to_buffer_raises(device, run):
     assert m.buf.shape == torch.Size([2])
 
 
-# > PARAM-10: `nn.Parameter(t)` returns a new object other than `t` that is an instance of both
-# > `nn.Parameter` and `torch.Tensor`, requires grad, is a leaf without `grad_fn` (also when `t` is a
-# > non-leaf result of an operation), and shares the storage of `t`.
+# > PARAM-10: `nn.Parameter(t)` returns an object other than `t` that is an instance of both `nn.Parameter` and
+# > `torch.Tensor`, requires grad, is a leaf without `grad_fn` (also when `t` is a non-leaf result of an operation), and
+# > shares the storage of `t`.
 @pytest.mark.clause("PARAM-10")
 @pytest.mark.parametrize("kind", ["plain", "non-leaf"])
 def test_parameter_of_tensor(device, kind):
@@ -184,8 +190,10 @@ def test_parameter_of_tensor(device, kind):
     assert same_storage(p, t)
 
 
-# > PARAM-11: `nn.Parameter(t)` shares the version counter of `t`: an in-place update of `t` (every spelling of
-# > INPLACE_SPELLINGS, under `no_grad`) bumps `p._version`, and the same update of `p` bumps `t._version`.
+# > PARAM-11: `p = nn.Parameter(t)` shares the version counter of `t`: an in-place update of `t` under `no_grad` (every
+# > spelling of `INPLACE_SPELLINGS`, listed below, such as `t.add_(1)`, `t += 1`, `t[:] = v`, `t.copy_(v)`) bumps
+# > `p._version`, and the same update of `p` bumps `t._version`; both read the same value afterwards. (Compare DATA-3:
+# > `.data` has a counter of its own; `detach()` shares it, DATA-7.)
 @pytest.mark.clause("PARAM-11")
 @pytest.mark.parametrize("spelling", INPLACE_SPELLINGS.params())
 def test_parameter_shares_version_counter(device, spelling, run):
@@ -209,9 +217,9 @@ def test_parameter_of_tensor_sees_writes_to_t(device, run):
     assert_values(p, [2.0, 3.0], "p after t.add_(1)")
 
 
-# > PARAM-13: `nn.Parameter(t, requires_grad=False)` is an `nn.Parameter` that does not require grad and
-# > shares the storage of `t`; it accepts integer tensors, which `nn.Parameter(t)` rejects with RuntimeError
-# > "Only Tensors of floating point and complex dtype can require gradients".
+# > PARAM-13: `nn.Parameter(t, requires_grad=False)` is an `nn.Parameter` that does not require grad and shares the
+# > storage of `t`. It accepts an integer tensor, which `nn.Parameter(t)` rejects with `RuntimeError` whose message
+# > contains "Only Tensors of floating point and complex dtype can require gradients".
 @pytest.mark.clause("PARAM-13")
 def test_parameter_without_grad(device):
     t = torch.tensor([1.0, 2.0], device=device)

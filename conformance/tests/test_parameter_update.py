@@ -91,9 +91,13 @@ def flat(t):
     return t.detach().reshape(-1)
 
 
-# > PUPD-1: Inside `torch.no_grad()` or `torch.set_grad_enabled(False)`, each of the update spellings of a
-# > parameter `p` raises no error; afterwards `p` is the same object (the module attribute is still `p`), of the
-# > same type, a leaf that requires grad with no `grad_fn`, and `p._version` has grown.
+# > PUPD-1: Inside `torch.no_grad()` or `torch.set_grad_enabled(False)`, each update spelling of
+# > `PARAM_UPDATE_SPELLINGS` (listed below: `p.add_(p.grad, alpha=-lr)`, `p -= lr * p.grad`, `p.sub_(lr * p.grad)`,
+# > `p.copy_(p - lr * p.grad)` and `p[:] = p - lr * p.grad`) of a parameter `p` (an `nn.Parameter` of a module, or a
+# > plain leaf that requires grad) raises no error; afterwards `p` is the same object (the module attribute is still
+# > `p`), of the same type (`nn.Parameter` stays `nn.Parameter`), a leaf that requires grad with no `grad_fn`, and
+# > `p._version` has grown (by how much is not promised, VERSION-40). (Outside no_grad the same spellings raise,
+# > INPLACE-1.)
 @pytest.mark.clause("PUPD-1")
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("target", ["nn.Linear.weight", "leaf"])
@@ -151,10 +155,11 @@ SGD_OPTIONS = {
 WITH_MOMENTUM = ["momentum", "nesterov"]  # compiled, a step with these fails before 2.3 (PUPD-92)
 
 
-# > PUPD-5: `torch.optim.SGD(params, lr=...).step()` updates every parameter that has a `.grad` in place (every
-# > parameter of every module of MODULES): afterwards each is the same object, of the same type, a leaf that requires
-# > grad with no `grad_fn`, and its `_version` has grown; its `.grad` is the same tensor object with the same
-# > `_version`; and grad mode is enabled again after `step()` returns.
+# > PUPD-5: `torch.optim.SGD(params, lr=...).step()` (plain, or with `momentum`, `weight_decay`, `nesterov` or
+# > `maximize`) updates every parameter that has a `.grad` in place (tested: every parameter of every module of
+# > MODULES): afterwards each is the same object, of the same type, a leaf that requires grad with no `grad_fn`, and its
+# > `_version` has grown; its `.grad` is the same tensor object with the same `_version`; and grad mode is enabled again
+# > after `step()` returns.
 @pytest.mark.clause("PUPD-5")
 @pytest.mark.parametrize("options", compiled_since("2.3", list(SGD_OPTIONS), WITH_MOMENTUM, "PUPD-92"))
 @pytest.mark.parametrize("make", MODULES.params())
@@ -216,9 +221,12 @@ def test_sgd_step_skips_parameter_without_grad(device, options, run):
 
 
 # > PUPD-92 (compile, until 2.3): Before 2.3, a compiled `opt.step()` of `torch.optim.SGD` with momentum
-# > (`momentum=0.5`, also with `nesterov=True` and `weight_decay=0.1`) raises InternalTorchDynamoError whose message
-# > contains "list index out of range", for the parameters of every module of MODULES; the parameters keep their
-# > `_version` and values, and none has a momentum buffer.
+# > (`momentum=0.5`, also with `nesterov=True` and `weight_decay=0.1`) raises
+# > `torch._dynamo.exc.InternalTorchDynamoError` (a `RuntimeError`) whose message contains "list index out of range",
+# > for the parameters of every module of the population `MODULES`. The parameters keep their `_version` and values, and
+# > none has a momentum buffer in the optimizer's state. The issue is pytorch/pytorch#116061 ("dynamo'ing SGD w/
+# > momentum errors for CPU params with empty grads"). Layer: Dynamo (the same with `backend="eager"`). Run on 2.1.2,
+# > 2.2.2 (as said here) and 2.3.1, where PUPD-92's test fails (PUPD-5 holds compiled there), cpu and meta.
 @pytest.mark.clause("PUPD-92")
 @pytest.mark.parametrize("options", WITH_MOMENTUM)
 @pytest.mark.parametrize("make", MODULES.params())
@@ -238,9 +246,10 @@ def test_compiled_sgd_step_with_momentum_fails_before_2_3(device, make, options,
             assert_values(p, values.tolist(), name)
 
 
-# > PUPD-12: A loop of forward, `loss.backward()`, `opt.step()`, `opt.zero_grad()` with `torch.optim.SGD` gives
-# > the same parameter values as the manual update; for `loss = (w * w).sum()`, `w = [1., -2.]` and `lr=0.25`,
-# > two steps give `[0.25, -0.5]`.
+# > PUPD-12: A loop of forward, `loss.backward()`, `opt.step()`, `opt.zero_grad()` with `torch.optim.SGD` gives the same
+# > parameter values as the manual update `with torch.no_grad(): p -= lr * p.grad` followed by `p.grad = None`: for
+# > `loss = (w * w).sum()`, `w = [1., -2.]` and `lr=0.25`, two steps give `[0.25, -0.5]`. (The manual loop is
+# > NOGRAD-17.)
 def sgd_and_manual_loops(device, run):
     """Two steps of the SGD loop on `w` and of the manual loop on `v` (both [1., -2.], lr 0.25); returns
     (w, v, whether `v.grad` was None after each manual step)."""
@@ -266,15 +275,24 @@ def test_sgd_loop_equals_manual_update(device, run):
     assert cleared == [True, True], cleared
 
 
-# > PUPD-91: Before 2.8, PUPD-12 holds with each update step compiled, and `p.grad` is None after each manual step.
+# > PUPD-91: Before 2.8, PUPD-12 holds when its two update steps run under `torch.compile`
+# > (`opt.step(); opt.zero_grad()` as one compiled function, the manual step with its `p.grad = None` as another): both
+# > loops give `[0.25, -0.5]`, and `p.grad` is `None` after both compiled manual steps.
 @pytest.mark.clause("PUPD-91")
 def test_compiled_loops_equal_before_2_8(device, run):
     test_sgd_loop_equals_manual_update(device, run)
 
 
-# > PUPD-90: Since 2.8, compiled, the SGD loop gives `[0.25, -0.5]` as in PUPD-12, but in the compiled manual step the
-# > `p.grad = None` that follows `p -= lr * p.grad` is lost: `p.grad` keeps its gradient, the next `backward()`
-# > accumulates into it, and two steps give `[-0.25, 0.5]`.
+# > PUPD-90: When the two update steps of PUPD-12 run under `torch.compile` (`opt.step(); opt.zero_grad()` as one
+# > compiled function, and the manual step `with torch.no_grad(): p -= lr * p.grad` followed by `p.grad = None` as
+# > another), the SGD loop still gives `[0.25, -0.5]`, but the `p.grad = None` of the compiled manual step is lost:
+# > after the step `p.grad` is still the gradient tensor, the next `backward()` accumulates into it, and two steps give
+# > `[-0.25, 0.5]` instead of `[0.25, -0.5]`. The layer is Dynamo (the same with `backend="eager"`): the augmented
+# > assignment `p -= ...` rebinds `p` to a new variable of Dynamo's whose attribute writes are not replayed on the input
+# > (pytorch/pytorch#113160, "self-assigning operation causes `TensorVariable` to lose `mutable_local`, thus causing its
+# > attribute mutations to be untracked"). Run on the releases 2.1.2 to 2.15.0: the `.grad` is cleared on 2.1.2 to 2.7.1
+# > (PUPD-91), kept from 2.8.0 on. `p.sub_(lr * p.grad)` followed by `p.grad = None` does clear `.grad` on them. Write
+# > the update with an in-place method, or set `.grad` outside the compiled function.
 @pytest.mark.clause("PUPD-90")
 def test_compiled_manual_step_keeps_grad(device, run):
     w, v, cleared = sgd_and_manual_loops(device, run)
@@ -304,11 +322,11 @@ def test_rebinding_step_updates_nothing(device, grad_mode, run):
         assert (p.is_leaf, p.requires_grad, p.grad_fn) == (True, False, None)
 
 
-# > PUPD-9: Assigning that result to the module's attribute, `model.weight = p - lr * p.grad` (with grad mode
-# > enabled or disabled), or another tensor that is not an `nn.Parameter` (`p.detach().clone()`, a float64
-# > tensor), raises `TypeError` whose message is
-# > "cannot assign 'TYPE' as parameter 'weight' (torch.nn.Parameter or None expected)"; `model.weight` is still
-# > the old parameter.
+# > PUPD-9: Assigning that result to the module's attribute, `model.weight = p - lr * p.grad` (with grad mode enabled or
+# > disabled), or another tensor that is not an `nn.Parameter` (tested: `p.detach().clone()` and a float64 tensor; more
+# > values in PARAM-4), raises `TypeError` whose message is "cannot assign 'TYPE' as parameter 'weight'
+# > (torch.nn.Parameter or None expected)", TYPE being `torch.typename` of the value (`torch.FloatTensor` on cpu,
+# > `torch.meta.FloatTensor` on meta); `model.weight` is still the old parameter.
 @pytest.mark.clause("PUPD-9")
 @pytest.mark.parametrize("value", ["p - lr * p.grad", "same under no_grad", "p.detach().clone()", "float64 tensor"])
 def test_assigning_tensor_to_parameter_attribute_raises(device, value, run):
@@ -351,9 +369,12 @@ def test_new_parameter_is_not_in_old_optimizer(device, run):
     assert lin.weight._version == version
 
 
-# > PUPD-11: When a graph has saved a parameter for backward and the parameter is updated in place before that
-# > graph's `backward()`, by an update of PUPD-1 or by `opt.step()`, that `backward()` raises RuntimeError
-# > "one of the variables needed for gradient computation has been modified by an inplace operation".
+# > PUPD-11: When a graph has saved a parameter for backward (as `(w * w).sum()` saves `w`, or `lin2(lin1(x))` saves
+# > `lin2.weight`) and the parameter is updated in place before that graph's `backward()`, by an update of PUPD-1 or by
+# > `opt.step()` (for example between `loss.backward(retain_graph=True)` and a second `loss.backward()`), that
+# > `backward()` raises `RuntimeError` whose message contains "one of the variables needed for gradient computation has
+# > been modified by an inplace operation". This is the version check of NOGRAD-7 and INPLACE-11: call `backward()` on
+# > every graph first, then step.
 @pytest.mark.clause("PUPD-11")
 @pytest.mark.parametrize("how", [*SPELLINGS, pytest.param("opt.step()", id="opt.step()")])
 def test_update_before_backward_of_saving_graph_raises(device, how, run):

@@ -12,9 +12,10 @@ NON_LEAF_GRAD_WARNING = "The .grad attribute of a Tensor that is not a leaf Tens
 LEAF_IN_PLACE = "leaf Variable that requires grad is being used in an in-place operation."
 
 
-# > REBIND-1: Rebinding a name that refers to a tensor leaves the tensor it referred to unchanged: it is
-# > still the same object, with the same values, `_version`, `requires_grad`, leafness and `grad_fn`, and
-# > the name now refers to another object, whatever the new object is (every member of REBIND_TARGETS).
+# > REBIND-1: Rebinding a name that refers to a tensor leaves the tensor it referred to unchanged: it is still the same
+# > object, with the same `_version`, `requires_grad`, leafness and `grad_fn`, and the name now refers to another
+# > object. This holds whatever the new object is: every member of the population `REBIND_TARGETS` (listed below; a
+# > fresh tensor, `x + 1`, `x * 2`, `x.detach()`, `x.clone()`, a view of `x`, ...).
 @pytest.mark.clause("REBIND-1")
 @pytest.mark.parametrize("rebind", REBIND_TARGETS.params())
 def test_rebinding_leaves_old_tensor_unchanged(device, rebind, run):
@@ -29,7 +30,8 @@ def test_rebinding_leaves_old_tensor_unchanged(device, rebind, run):
 @pytest.mark.clause("REBIND-2")
 @pytest.mark.parametrize("rebind", REBIND_TARGETS.params())
 def test_rebinding_leaves_old_values(device, rebind, run):
-    # > REBIND-2: ... the values of the old tensor are those it had before the rebinding.
+    # > REBIND-2: The values of the old tensor, after rebinding by any of the spellings of REBIND-1, are those it had
+    # > before.
     x = leaf(device)
     old = x
     x = run(rebind, x)
@@ -52,10 +54,10 @@ def test_graph_of_old_tensor_still_backpropagates(device, rebind, run):
         assert x.grad is None, "the new leaf received no gradient from the old graph"
 
 
-# > REBIND-4: A tensor made fresh by a factory function (`torch.tensor(v)`, `torch.zeros(...)`,
-# > `torch.randn(...)`) does not require grad, is a leaf and has no `grad_fn`: after `x = torch.tensor(v)`,
-# > `x.sum().backward()` raises RuntimeError "element 0 of tensors does not require grad and does not have
-# > a grad_fn". The same holds when the new tensor was created inside `torch.no_grad()`.
+# > REBIND-4: A tensor made fresh by a factory function (`torch.tensor(v)`, `torch.zeros(...)`, `torch.randn(...)`) does
+# > not require grad, is a leaf and has no `grad_fn`: after `x = torch.tensor(v)`, `x.sum().backward()` raises
+# > `RuntimeError` whose message contains "element 0 of tensors does not require grad and does not have a grad_fn". The
+# > same holds when the new tensor was created inside `torch.no_grad`.
 @pytest.mark.clause("REBIND-4")
 @pytest.mark.parametrize("factory", ["torch.tensor", "torch.zeros", "torch.randn", "torch.tensor under no_grad"])
 def test_fresh_tensor_does_not_require_grad(device, factory):
@@ -87,9 +89,9 @@ def test_fresh_leaf_requiring_grad_backpropagates(device):
     assert old.grad is None
 
 
-# > REBIND-6: After `x = x + 1` (every operation of NON_VIEW_OPS, of a tensor that requires grad,
-# > with grad mode on) the name refers to a non-leaf that requires grad and has a `grad_fn`
-# > (`AddBackward0` for `x + 1`, `MulBackward0` for `x * 2`, `SubBackward0` for `x - 0.1 * g`).
+# > REBIND-6: After `x = x + 1` (every operation of the population `NON_VIEW_OPS`, listed below, of a tensor that
+# > requires grad, with grad mode on) the name refers to a non-leaf that requires grad and has a `grad_fn`:
+# > `AddBackward0` for `x + 1`, `MulBackward0` for `x * 2`, `SubBackward0` for `x - 0.1 * g`. (See outofplace.)
 REBIND_STEPS = {
     "x = x + 1": lambda x, g: x + 1,
     "x = x * 2": lambda x, g: x * 2,
@@ -113,8 +115,11 @@ def test_rebinding_to_result_makes_non_leaf(device, spelling, grad_fn, run):
     assert (x.requires_grad, x.is_leaf, type(x.grad_fn).__name__) == (True, False, grad_fn)
 
 
-# > REBIND-90: When the new object of REBIND-6 is computed in a compiled function, the name refers to a non-leaf
-# > that requires grad and has a `grad_fn`, which is `CompiledFunctionBackward`.
+# > REBIND-90: When the new object of REBIND-6 is computed in a compiled function (`x = f(x)` with `f` compiled, every
+# > operation of `NON_VIEW_OPS`, and `x + 1`, `x * 2`, `x - 0.1 * g`), the name refers to a non-leaf that requires grad
+# > and has a `grad_fn`, which is `CompiledFunctionBackward`, not `AddBackward0`, `MulBackward0` or `SubBackward0`. The
+# > layer is AOTAutograd. Evidence: the executed tests; `CompiledFunction` in
+# > `torch/_functorch/_aot_autograd/runtime_wrappers.py`.
 @pytest.mark.clause("REBIND-90")
 @pytest.mark.parametrize("spelling", ["x = x + 1", "x = x * 2", "x = x - 0.1 * g"])
 def test_rebinding_to_result_makes_non_leaf_compiled(device, spelling, run):
@@ -136,8 +141,8 @@ def test_rebinding_to_any_non_view_result_makes_non_leaf_compiled(device, op, ru
     test_rebinding_to_any_non_view_result_makes_non_leaf(device, op, run)
 
 
-# > REBIND-7: A graph built from the new `x` of REBIND-6 backpropagates through it into the old leaf: after
-# > `x = x + 1` the gradient of `(x * x).sum()` lands in the old tensor's `.grad` (`2 * (old + 1)`).
+# > REBIND-7: A graph built from the new `x` of REBIND-6 backpropagates through it into the old leaf: after `x = x + 1`,
+# > the gradient of `(x * x).sum()` lands in the old tensor's `.grad` (`2 * (old + 1)`).
 @pytest.mark.clause("REBIND-7")
 def test_rebinding_to_result_backpropagates_into_old_leaf(device, run):
     x = leaf(device)
@@ -147,9 +152,9 @@ def test_rebinding_to_result_backpropagates_into_old_leaf(device, run):
     assert_values(old.grad, [4.0, 6.0], "old.grad = 2 * (old + 1)")
 
 
-# > REBIND-8: Reading `.grad` of the new non-leaf `x` of REBIND-6, before or after backward, gives `None` and
-# > emits a UserWarning whose message contains "The .grad attribute of a Tensor that is not a leaf Tensor is
-# > being accessed".
+# > REBIND-8: Reading `.grad` of the new non-leaf `x` of REBIND-6, before or after `backward()`, gives `None` and emits
+# > a `UserWarning` whose message contains "The .grad attribute of a Tensor that is not a leaf Tensor is being
+# > accessed".
 @pytest.mark.clause("REBIND-8")
 @pytest.mark.parametrize("when", ["before backward", "after backward"])
 def test_grad_of_rebound_non_leaf_is_none_with_warning(device, when, run):
@@ -162,8 +167,9 @@ def test_grad_of_rebound_non_leaf_is_none_with_warning(device, when, run):
     assert grad is None
 
 
-# > REBIND-9: Other references to the old tensor are not updated by rebinding a name: a list, an optimizer's
-# > `param_groups`, or a module's parameter still hold the old object.
+# > REBIND-9: Other references to the old tensor are not updated by rebinding a name: a list, the `param_groups` of an
+# > optimizer (`torch.optim.SGD` here), or a module's parameter (`torch.nn.Linear`'s `weight`, after
+# > `w = lin.weight; w = torch.nn.Parameter(...)`) still hold the old object.
 @pytest.mark.clause("REBIND-9")
 def test_rebinding_does_not_update_other_references(device):
     x = leaf(device)
@@ -200,10 +206,10 @@ def _step_under_no_grad(x):
         return x - 0.1 * x.grad
 
 
-# > REBIND-11: `x = x - lr * x.grad` inside `torch.no_grad()` gives a leaf that does not require grad (the
-# > next `backward()` through it raises "element 0 of tensors does not require grad"); outside no_grad it
-# > gives a non-leaf whose `.grad` stays `None` after the next `backward()`, the gradient going to the
-# > original leaf.
+# > REBIND-11: The update step `x = x - lr * x.grad` inside `torch.no_grad()` gives a leaf that does not require grad,
+# > so the next `backward()` through it raises `RuntimeError` "element 0 of tensors does not require grad and does not
+# > have a grad_fn". Outside no_grad it gives a non-leaf: after the next `backward()` its `.grad` is `None` and the
+# > gradient went to the original leaf.
 @pytest.mark.clause("REBIND-11")
 def test_update_step_by_rebinding(device, run):
     x = leaf(device)

@@ -44,8 +44,9 @@ SET = {
 GRAD_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128]
 
 
-# > REQGRAD-1: A tensor made by a factory function without `requires_grad=True` does not require grad
-# > and is a leaf; `torch.zeros_like(t)` does not require grad even when `t` does.
+# > REQGRAD-1: A tensor made by a factory function (`torch.tensor`, `torch.zeros`, `torch.ones`, `torch.empty`,
+# > `torch.full`, `torch.arange`, `torch.randn`) without `requires_grad=True` does not require grad and is a leaf
+# > without `grad_fn`; `torch.zeros_like` of a tensor that requires grad does not require grad either.
 @pytest.mark.clause("REQGRAD-1")
 @pytest.mark.parametrize("factory", [*FACTORIES, "torch.zeros_like(leaf)"])
 def test_new_tensors_do_not_require_grad(device, factory):
@@ -56,8 +57,8 @@ def test_new_tensors_do_not_require_grad(device, factory):
     assert (t.requires_grad, t.is_leaf, t.grad_fn) == (False, True, None)
 
 
-# > REQGRAD-2: A factory function called with `requires_grad=True` and an integer or bool dtype raises
-# > RuntimeError "Only Tensors of floating point and complex dtype can require gradients".
+# > REQGRAD-2: A factory function called with `requires_grad=True` and an integer or bool dtype raises `RuntimeError`
+# > whose message contains "Only Tensors of floating point and complex dtype can require gradients".
 @pytest.mark.clause("REQGRAD-2")
 @pytest.mark.parametrize("dtype", INT_DTYPES)
 @pytest.mark.parametrize("factory", ["torch.tensor", "torch.zeros", "torch.ones", "torch.empty"])
@@ -66,8 +67,9 @@ def test_factory_integer_requires_grad_raises(device, factory, dtype):
         FACTORIES[factory](device, dtype=dtype, requires_grad=True)
 
 
-# > REQGRAD-3: `t.requires_grad_()` (or `requires_grad_(True)`) on an integer or bool tensor raises
-# > RuntimeError "only Tensors of floating point dtype can require gradients".
+# > REQGRAD-3: `t.requires_grad_()` (or `t.requires_grad_(True)`) on an integer or bool tensor raises `RuntimeError`
+# > whose message contains "only Tensors of floating point dtype can require gradients" (the message does not mention
+# > complex dtypes, which are accepted, REQGRAD-5); `t` still does not require grad.
 @pytest.mark.clause("REQGRAD-3")
 @pytest.mark.parametrize("dtype", INT_DTYPES)
 @pytest.mark.parametrize("spelling", ["requires_grad_()", "requires_grad_(True)"])
@@ -78,8 +80,8 @@ def test_requires_grad_method_integer_raises(device, spelling, dtype, run):
     assert not t.requires_grad
 
 
-# > REQGRAD-4: `t.requires_grad = True` on an integer or bool tensor raises RuntimeError
-# > "only Tensors of floating point and complex dtype can require gradients".
+# > REQGRAD-4: `t.requires_grad = True` on an integer or bool tensor raises `RuntimeError` whose message contains "only
+# > Tensors of floating point and complex dtype can require gradients"; `t` still does not require grad.
 @pytest.mark.clause("REQGRAD-4")
 @pytest.mark.parametrize("dtype", INT_DTYPES)
 def test_requires_grad_setter_integer_raises(device, dtype, run):
@@ -90,9 +92,10 @@ def test_requires_grad_setter_integer_raises(device, dtype, run):
 
 
 # > REQGRAD-5: A tensor of a floating point dtype (`float16`, `bfloat16`, `float32`, `float64`) or a complex dtype
-# > (`complex64`, `complex128`) can be made to require grad by each of the three spellings, and is then a leaf.
-# > Setting `requires_grad` to False is accepted on a leaf of each of these dtypes and of `int64`, `int32`, `int8`,
-# > `uint8` and `bool`.
+# > (`complex64`, `complex128`) can be made to require grad by each of the three spellings (`requires_grad=True` of a
+# > factory, `t.requires_grad_()`, `t.requires_grad = True`), and is then a leaf. Setting `requires_grad` to False
+# > (`requires_grad_(False)`, `t.requires_grad = False`) is accepted on a leaf of each of these dtypes and of `int64`,
+# > `int32`, `int8`, `uint8` and `bool`.
 @pytest.mark.clause("REQGRAD-5")
 @pytest.mark.parametrize("dtype", GRAD_DTYPES)
 @pytest.mark.parametrize(
@@ -126,8 +129,11 @@ def _toggle(t, flag, spelling):
     t.requires_grad = flag
 
 
-# > REQGRAD-6: On a leaf, `requires_grad_(b)` returns the tensor itself and `t.requires_grad = b` sets the
-# > flag; in both directions the tensor stays a leaf without `grad_fn`.
+# > REQGRAD-6: On a leaf that is not a view, of a floating-point or complex dtype (every kind of tensor of the
+# > population `TENSOR_KINDS`, listed below, that is such a leaf: the float32 leaf without grad and the leaves that
+# > require grad of INPLACE-1), `t.requires_grad_(b)` returns `t` itself and `t.requires_grad = b` sets the flag; in
+# > both directions `t` stays a leaf without `grad_fn`. (An integer or bool tensor refuses `True`: REQGRAD-3, REQGRAD-4;
+# > a view taken under `torch.no_grad()` ignores `False`: REQGRAD-14.)
 @pytest.mark.clause("REQGRAD-6")
 @pytest.mark.parametrize(
     "spelling", compiled_since("2.2", ["requires_grad_", "setter"], ["requires_grad_"], "REQGRAD-90")
@@ -141,7 +147,11 @@ def test_leaf_toggle(device, spelling, run):
         assert (t.requires_grad, t.is_leaf, t.grad_fn) == (flag, True, None)
 
 
-# > REQGRAD-6: ... every kind of TENSOR_KINDS that is a leaf, not a view, of a floating-point or complex dtype (eager).
+# > REQGRAD-6: On a leaf that is not a view, of a floating-point or complex dtype (every kind of tensor of the
+# > population `TENSOR_KINDS`, listed below, that is such a leaf: the float32 leaf without grad and the leaves that
+# > require grad of INPLACE-1), `t.requires_grad_(b)` returns `t` itself and `t.requires_grad = b` sets the flag; in
+# > both directions `t` stays a leaf without `grad_fn`. (An integer or bool tensor refuses `True`: REQGRAD-3, REQGRAD-4;
+# > a view taken under `torch.no_grad()` ignores `False`: REQGRAD-14.)
 @pytest.mark.clause("REQGRAD-6")
 @pytest.mark.parametrize("make", [p for p in TENSOR_KINDS.params() if p.id in (*GRAD_LEAF_KINDS, "leaf without grad")])
 @pytest.mark.parametrize("spelling", ["requires_grad_", "setter"])
@@ -153,9 +163,10 @@ def test_leaf_toggle_of_every_kind(device, make, spelling):
         assert (t.requires_grad, t.is_leaf, t.grad_fn) == (flag, True, None)
 
 
-# > REQGRAD-14: A view taken under `torch.no_grad()` of a tensor that requires grad is a leaf that requires grad, and
-# > its flag cannot be turned off: `v.requires_grad_(False)` returns `v` and `v.requires_grad = False` raises no error,
-# > but afterwards `v.requires_grad` is still True.
+# > REQGRAD-14: A view taken under `torch.no_grad()` of a tensor that requires grad (`x[:, 1:]` of a leaf `x` that
+# > requires grad) is a leaf that requires grad, and its flag cannot be turned off: `v.requires_grad_(False)` returns
+# > `v` and `v.requires_grad = False` raises no error, but afterwards `v.requires_grad` is still True (a view's flag
+# > follows its base). Observed the same on 2.0.1, 2.8.0 and 2.15.0.
 @pytest.mark.clause("REQGRAD-14")
 @pytest.mark.parametrize("spelling", ["requires_grad_", "setter"])
 def test_no_grad_view_keeps_requires_grad(device, spelling):
@@ -167,9 +178,10 @@ def test_no_grad_view_keeps_requires_grad(device, spelling):
     assert (v.requires_grad, v.is_leaf) == (True, True)
 
 
-# > REQGRAD-7: On a non-leaf, `y.requires_grad = False`, `y.requires_grad_(False)` and
-# > `y.requires_grad = True` raise RuntimeError "you can only change requires_grad flags of leaf variables";
-# > for False the message goes on to suggest "var_no_grad = var.detach()".
+# > REQGRAD-7: On a non-leaf `y` (the result of an operation recorded by autograd), `y.requires_grad = False`,
+# > `y.requires_grad_(False)` and `y.requires_grad = True` raise `RuntimeError` whose message contains "you can only
+# > change requires_grad flags of leaf variables"; for False the message goes on to suggest "var_no_grad =
+# > var.detach()". `y` is unchanged.
 @pytest.mark.clause("REQGRAD-7")
 @pytest.mark.parametrize("spelling", ["y.requires_grad = False", "y.requires_grad_(False)", "y.requires_grad = True"])
 def test_non_leaf_requires_grad_change_raises(device, spelling, run):
@@ -182,8 +194,9 @@ def test_non_leaf_requires_grad_change_raises(device, spelling, run):
     assert (y.requires_grad, y.is_leaf, y.grad_fn is fn) == (True, False, True)
 
 
-# > REQGRAD-8: On a non-leaf, `y.requires_grad_()` and `y.requires_grad_(True)` raise no error, return `y`
-# > and change nothing: `y` still requires grad, is not a leaf and keeps its `grad_fn`.
+# > REQGRAD-8: On a non-leaf `y`, `y.requires_grad_()` and `y.requires_grad_(True)` raise no error, return `y` and
+# > change nothing: `y` still requires grad, is not a leaf and keeps its `grad_fn`. (Unlike the attribute assignment of
+# > REQGRAD-7.)
 @pytest.mark.clause("REQGRAD-8")
 @pytest.mark.parametrize("spelling", ["requires_grad_()", "requires_grad_(True)"])
 def test_non_leaf_requires_grad_true_is_no_op(device, spelling, run):
@@ -194,10 +207,10 @@ def test_non_leaf_requires_grad_true_is_no_op(device, spelling, run):
     assert (y.requires_grad, y.is_leaf, y.grad_fn is fn, type(fn).__name__) == (True, False, True, "MulBackward0")
 
 
-# > REQGRAD-9: With grad mode enabled, the result of every operation of the populations BINARY_OPS, NON_VIEW_OPS
-# > and VIEW_OPS requires grad (and has a `grad_fn`) when at least one of its tensor inputs requires grad; when
-# > none does, the result does not require grad, is a leaf and has no `grad_fn`. Operations whose result
-# > never requires grad are the exception (REQGRAD-40).
+# > REQGRAD-9: With grad mode enabled, the result of every operation of the populations `BINARY_OPS`, `NON_VIEW_OPS` and
+# > `VIEW_OPS` (listed below) requires grad (and has a `grad_fn`) when at least one of its tensor inputs requires grad;
+# > when none does, the result does not require grad, is a leaf and has no `grad_fn`. Operations whose result never
+# > requires grad are the exception (REQGRAD-40).
 @pytest.mark.clause("REQGRAD-9")
 @pytest.mark.parametrize("op", BINARY_OPS.params())
 @pytest.mark.parametrize("flags", [(True, False), (False, True), (True, True), (False, False)])
@@ -222,10 +235,10 @@ def test_result_of_one_input_requires_grad_if_it_does(device, op, kind):
     assert (r.requires_grad, r.grad_fn is not None, r.is_leaf) == (tracked, tracked, not tracked)
 
 
-# > REQGRAD-40: With grad mode enabled, the result of every operation of the population NON_DIFFERENTIABLE_RESULTS
-# > (results of an integer or bool dtype, `x.detach()`, and new tensors such as `torch.zeros_like(x)` that take
-# > only the shape, dtype and device of `x`) does not require grad, is a leaf and has no `grad_fn`, even when its
-# > input requires grad (a leaf or a non-leaf).
+# > REQGRAD-40: With grad mode enabled, the result of every operation of the population `NON_DIFFERENTIABLE_RESULTS`
+# > (listed below: results of an integer or bool dtype, `x.detach()`, and new tensors such as `torch.zeros_like(x)` that
+# > take only the shape, dtype and device of `x`) does not require grad, is a leaf and has no `grad_fn`, even when its
+# > input requires grad (a leaf or a non-leaf). (For integer results, NEW-12 states what `backward()` from them does.)
 @pytest.mark.clause("REQGRAD-40")
 @pytest.mark.parametrize("op", NON_DIFFERENTIABLE_RESULTS.params())
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
@@ -248,9 +261,10 @@ def test_non_requiring_leaf_gets_no_grad(device):
     assert_values(a.grad, [3.0, 4.0], "a.grad = c")
 
 
-# > REQGRAD-11: `t.backward()` where `t` does not require grad raises RuntimeError "element 0 of tensors
-# > does not require grad and does not have a grad_fn", also when `t` has more than one element (this
-# > check comes before the one for non-scalar outputs).
+# > REQGRAD-11: `t.backward()` where `t` does not require grad (a plain tensor, a detached one, or a result computed
+# > only from tensors that do not require grad) raises `RuntimeError` whose message contains "element 0 of tensors does
+# > not require grad and does not have a grad_fn", also when `t` has more than one element: this check comes before the
+# > one that gives "grad can be implicitly created only for scalar outputs".
 @pytest.mark.clause("REQGRAD-11")
 @pytest.mark.parametrize("shape", [(), (5,)])
 @pytest.mark.parametrize("kind", ["plain", "detached", "from plain inputs"])
@@ -271,8 +285,8 @@ def test_backward_non_scalar_requiring_grad_raises_other_error(device):
         (leaf(device) * 2).backward()
 
 
-# > REQGRAD-12: `torch.autograd.grad(y, [c])` where `c` does not require grad raises RuntimeError
-# > "One of the differentiated Tensors does not require grad".
+# > REQGRAD-12: `torch.autograd.grad` with respect to a tensor that does not require grad raises `RuntimeError` whose
+# > message contains "One of the differentiated Tensors does not require grad".
 @pytest.mark.clause("REQGRAD-12")
 def test_autograd_grad_wrt_non_requiring_raises(device):
     a = leaf(device)
@@ -282,8 +296,8 @@ def test_autograd_grad_wrt_non_requiring_raises(device):
         torch.autograd.grad(y, [c])
 
 
-# > REQGRAD-13: When a leaf's `requires_grad` is set to False after a graph has used it, `backward()` of
-# > that graph raises no error and the leaf's `.grad` stays None.
+# > REQGRAD-13: When a leaf's `requires_grad` is set to False after a graph has used it, `backward()` of that graph
+# > raises no error and that leaf's `.grad` stays `None` (the other leaves get their gradients).
 @pytest.mark.clause("REQGRAD-13")
 @pytest.mark.parametrize(
     "spelling",
@@ -299,9 +313,15 @@ def test_turning_off_after_graph_skips_accumulation(device, spelling, run):
     assert b.grad is not None
 
 
-# > REQGRAD-90 (compile, until 2.2): On 2.1, inside a compiled function, `t.requires_grad_(b)` on a leaf returns `t`
-# > but leaves `t.requires_grad` as it was, in both directions, for each floating point and complex dtype of
-# > REQGRAD-5; after a compiled `a.requires_grad_(False)`, a graph built before still accumulates into `a.grad`.
+# > REQGRAD-90 (compile, until 2.2): On 2.1, inside a compiled function, `t.requires_grad_(b)` on a leaf `t`
+# > returns `t` but leaves `t.requires_grad` as it was, in both directions and for each floating point and complex
+# > dtype of REQGRAD-5: a tensor made without `requires_grad` still does not require grad after
+# > `t.requires_grad_()`, and a leaf that requires grad still does after `t.requires_grad_(False)`, so a graph
+# > built before it still accumulates into its `.grad` (REQGRAD-13 does not hold). With Dynamo alone
+# > (`backend="eager"`) the flag is set, so AOTAutograd does not apply this mutation of a graph input
+# > (pytorch/pytorch#113291 discusses `requires_grad` mutations in AOTAutograd). Layer: AOTAutograd. Run on 2.1.2
+# > (as said here) and 2.2.2, where REQGRAD-90's tests fail (REQGRAD-5, REQGRAD-6 and REQGRAD-13 hold compiled
+# > there).
 @pytest.mark.clause("REQGRAD-90")
 @pytest.mark.parametrize("dtype", GRAD_DTYPES)
 def test_compiled_requires_grad_method_leaves_the_flag_on_2_1(device, dtype, run):

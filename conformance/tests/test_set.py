@@ -33,9 +33,9 @@ def source(device, requires_grad=False):
     return torch.tensor([[5.0, 6.0, 7.0], [8.0, 9.0, 10.0]], device=device, requires_grad=requires_grad)
 
 
-# > SET-1: `x.set_(s)` returns `x` itself; afterwards `x` shares the storage of `s` and takes its shape, strides
-# > and storage offset, for `s`, `s.t()` and `s[1:]` of a (2, 3) tensor `s`, and for each of the shapes `()`, `(0,)`,
-# > `(2,)` and `(3, 4)` that `x` had before.
+# > SET-1: `x.set_(s)` returns `x` itself; afterwards `x` shares the storage of `s` and takes its shape, strides and
+# > storage offset, for `s` itself, the non-contiguous `s.t()` and the slice `s[1:]` of a `(2, 3)` tensor `s`, and for
+# > each of the shapes `()`, `(0,)`, `(2,)` and `(3, 4)` that `x` had before.
 @pytest.mark.clause("SET-1")
 @pytest.mark.parametrize("kind", ["s", "s.t()", "s[1:]"])
 @pytest.mark.parametrize(
@@ -57,7 +57,8 @@ def test_set_adopts_storage_and_geometry(device, kind, x_shape, run):
     assert (x.shape, x.stride(), x.storage_offset()) == (s.shape, s.stride(), s.storage_offset())
 
 
-# > SET-2: From then on `x` and `s` read and write the same values: a write into either is seen in the other.
+# > SET-2: From then on `x` and `s` read and write the same values: `x` holds the values of `s`, and a write into either
+# > is seen in the other.
 @pytest.mark.clause("SET-2")
 @pytest.mark.compiled_since("2.2", before="SET-95")
 def test_set_shares_values(device, run):
@@ -71,9 +72,10 @@ def test_set_shares_values(device, run):
     assert_values(s, [100.0, 6.0, -1.0], "s")
 
 
-# > SET-3: `x.set_(s)` increases `x._version`, whatever the `_version` of `s` (below, above or equal to that of
-# > `x`), and leaves that of `s` unchanged; `x` keeps a version counter of its own: an in-place operation on either
-# > tensor afterwards changes only the `_version` of that tensor.
+# > SET-3: `x.set_(s)` increases `x._version` (by how much is not promised, VERSION-40), whatever the `_version` of `s`
+# > (tested: below, equal to and above that of `x`), and leaves that of `s` unchanged. `x` keeps a version counter of
+# > its own: an in-place operation on either tensor afterwards changes only the `_version` of that tensor, although
+# > their values are shared.
 @pytest.mark.clause("SET-3")
 @pytest.mark.parametrize("s_updates", [0, 2, 5], ids=lambda n: f"s_updated_{n}_times")
 def test_set_version(device, s_updates, run):
@@ -127,10 +129,10 @@ def test_set_storage_offset_values(device, run):
     assert_values(y, [6.0, 7.0], "y")
 
 
-# > SET-6: With grad mode enabled, `x.set_(s)`, `x.set_(storage)` and `x.set_()` on a leaf that requires grad
-# > raise RuntimeError whose message is "a leaf Variable that requires grad is being used in an in-place
-# > operation.", whether or not `s` requires grad; `x` keeps its shape, storage, `_version`, and stays a leaf that
-# > requires grad.
+# > SET-6: With grad mode enabled, `x.set_(s)`, `x.set_(storage)` and `x.set_()` on a leaf that requires grad raise
+# > `RuntimeError` whose message is "a leaf Variable that requires grad is being used in an in-place operation." (as for
+# > the in-place operations of INPLACE-1), whether or not `s` requires grad; `x` keeps its shape, storage and
+# > `_version`, and stays a leaf that requires grad with no `grad_fn`.
 SET_FORMS = {
     "set_(s)": set_,
     "set_(storage)": lambda x, s: x.set_(s.untyped_storage()),
@@ -152,8 +154,8 @@ def test_set_on_leaf_requiring_grad_raises(device, form, s_requires_grad, run):
     assert (x._version, x.is_leaf, x.requires_grad, x.grad_fn) == (0, True, True, None)
 
 
-# > SET-7: Inside `torch.no_grad()` it is accepted: `x` stays a leaf that requires grad with no `grad_fn`, shares
-# > the storage of `s`, takes its shape, and `x._version` increases.
+# > SET-7: Inside `torch.no_grad()`, `x.set_(s)` on a leaf that requires grad is accepted and returns `x`: `x` stays a
+# > leaf that requires grad with no `grad_fn`, shares the storage of `s`, takes its shape, and `x._version` increases.
 @pytest.mark.clause("SET-7")
 @pytest.mark.compiled_since("2.3", before="SET-90")
 def test_set_on_leaf_under_no_grad(device, run):
@@ -165,9 +167,9 @@ def test_set_on_leaf_under_no_grad(device, run):
     assert same_storage(x, s) and x.shape == torch.Size([2, 3])
 
 
-# > SET-8: When a graph saved `x` for backward before `x.set_(s)` under `torch.no_grad()`, `backward()` raises
-# > RuntimeError whose message contains "one of the variables needed for gradient computation has been
-# > modified by an inplace operation".
+# > SET-8: When a graph saved `x` for backward (as `x * x` does) before `x.set_(s)` under `torch.no_grad()`,
+# > `backward()` raises `RuntimeError` whose message contains "one of the variables needed for gradient computation has
+# > been modified by an inplace operation".
 @pytest.mark.clause("SET-8")
 @pytest.mark.compiled_since("2.2", before="SET-96")
 def test_set_after_save_raises_at_backward(device, run):
@@ -216,10 +218,10 @@ def test_set_is_not_differentiable(device, kind, run):
         x.sum().backward()
 
 
-# > SET-11: `x.set_(s)` where `s` has another dtype raises RuntimeError whose message contains "Could not set
-# > tensor of type double to a tensor of type float" (for a float64 `s` into a float32 `x`); where `s` is on
-# > another device (a `meta` tensor into a `cpu` one, or the reverse) it raises RuntimeError whose message
-# > contains "the devices must match".
+# > SET-11: `x.set_(s)` where `s` has another dtype raises `RuntimeError` whose message contains "Could not set tensor
+# > of type double to a tensor of type float" (a float64 `s` into a float32 `x`); where `s` is on another device (a
+# > `meta` tensor into a `cpu` one, or the reverse) it raises `RuntimeError` whose message contains "the devices must
+# > match". `x` is left as it was.
 @pytest.mark.clause("SET-11")
 @pytest.mark.compiled_since("2.3", before="SET-91")
 def test_set_dtype_and_device_mismatch(device, run):
@@ -247,10 +249,11 @@ def test_compiled_set_growing_x_fails_to_trace_before_2_3(device, x_shape, grad_
 
 
 # > SET-91 (compile, until 2.3): Before 2.3, inside a compiled function, the errors that `x.set_(s)` and `x.set_()`
-# > raise while Dynamo traces them are `torch._dynamo.exc.TorchRuntimeError` (a RuntimeError) whose message starts
+# > raise while Dynamo traces them are `torch._dynamo.exc.TorchRuntimeError` (a `RuntimeError`) whose message starts
 # > with "Failed running call_method set_" and goes on with the message of eager code: the refusal of SET-6 and the
-# > dtype error of SET-11; for the device mismatch of SET-11 it goes on with "Unhandled FakeTensor Device
-# > Propagation for aten.set_.source_Tensor, found two different devices". `x` keeps its shape and `_version`.
+# > dtype error of SET-11. For the device mismatch of SET-11 it goes on with "Unhandled FakeTensor Device Propagation
+# > for aten.set_.source_Tensor, found two different devices". `x` keeps its shape and `_version`. Layer: Dynamo (it
+# > runs `set_` on fake tensors while tracing).
 @pytest.mark.clause("SET-91")
 @pytest.mark.parametrize(
     "case",
@@ -277,9 +280,9 @@ def test_compiled_set_errors_come_wrapped_before_2_3(device, case, run):
     assert (x.shape, x._version) == (torch.Size([2]), 0)
 
 
-# > SET-92 (compile, until 2.3): Before 2.3, inside a compiled function, `x.set_()` on a tensor `x = [1., 2.]` that
-# > does not require grad raises RuntimeError whose message contains "The size of tensor a (2) must match the size
-# > of tensor b (0)"; `x` keeps its shape and `_version`.
+# > SET-92 (compile, until 2.3): Before 2.3, inside a compiled function, `x.set_()` on `x = [1., 2.]` (not requiring
+# > grad) raises `RuntimeError` whose message contains "The size of tensor a (2) must match the size of tensor b (0)";
+# > `x` keeps its shape and `_version`. Layer: AOTAutograd.
 @pytest.mark.clause("SET-92")
 def test_compiled_set_to_empty_fails_before_2_3(device, run):
     x = torch.tensor([1.0, 2.0], device=device)
@@ -289,10 +292,10 @@ def test_compiled_set_to_empty_fails_before_2_3(device, run):
 
 
 # > SET-93 (compile, since 2.2, until 2.3): On 2.2, inside a compiled function with grad mode on, `x.set_(s)` on the
-# > non-leaf `x = a * 2` (`a = [1., 2.]` requiring grad) gives `x` the storage and values of `s` but keeps the
-# > `grad_fn` of `a * 2` (`MulBackward0`), so `x.sum().backward()` does not raise: `a.grad` is `[2., 2.]`, the
-# > gradient of the graph before the update. When `s` requires grad and `x` does not, `x` takes the storage of `s`
-# > and stays a leaf that does not require grad.
+# > non-leaf `x = a * 2` (`a = [1., 2.]` requiring grad) gives `x` the storage and values of `s` but keeps the `grad_fn`
+# > of `a * 2` (`MulBackward0`), so `x.sum().backward()` does not raise (SET-10): `a.grad` is `[2., 2.]`, the gradient
+# > of the graph before the update. When `s` requires grad and `x` does not, `x` takes the storage of `s` and stays a
+# > leaf that does not require grad. Layer: AOTAutograd (Dynamo alone does what SET-10 says).
 @pytest.mark.clause("SET-93")
 def test_compiled_set_keeps_old_graph_on_2_2(device, run):
     a = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
@@ -310,11 +313,12 @@ def test_compiled_set_keeps_old_graph_on_2_2(device, run):
     assert (y.requires_grad, y.is_leaf) == (False, True)
 
 
-# > SET-94 (compile, until 2.2): On 2.1, inside a compiled function, `x.set_(s)` on an `x` that does not require
-# > grad, for `s`, `s.t()` and `s[1:]` of a (2, 3) tensor `s` with `x` of shape (2, 3) or (3, 4), and for `x` of
-# > shape (2,) with `s` of shape (3,), returns `x`, gives `x` the shape, strides and storage offset of `s` and
-# > increases `x._version`, but `x` keeps its own storage object (grown to fit in the last case) and does not share
-# > the storage of `s`. `s._version` is unchanged.
+# > SET-94 (compile, until 2.2): On 2.1, inside a compiled function, `x.set_(s)` on an `x` that does not require grad,
+# > for `s`, the non-contiguous `s.t()` and the slice `s[1:]` of a `(2, 3)` tensor `s` with `x` of shape `(2, 3)` or
+# > `(3, 4)`, and for `x` of shape `(2,)` with `s` of shape `(3,)`, returns `x`, gives `x` the shape, strides and
+# > storage offset of `s` and increases `x._version`, but `x` keeps its own storage object (grown to fit in the last
+# > case) and does not share the storage of `s` (SET-1). `s._version` is unchanged. Layer: AOTAutograd
+# > (`backend="eager"` gives `x` the storage of `s`).
 ON_2_1_CASES = [
     *((x_shape, kind) for x_shape in [(2, 3), (3, 4)] for kind in ["s", "s.t()", "s[1:]"]),
     ((2,), "s of shape (3,)"),
@@ -344,8 +348,9 @@ def test_compiled_set_keeps_own_storage_on_2_1(device, x_shape, kind, run):
 
 # > SET-95 (compile, until 2.2): On 2.1, in the cases of SET-94, `x` holds the values its own storage held, read with
 # > the shape, strides and offset of `s`: `x = [[100., 101., 102.], [103., 104., 105.]]` after `x.set_(s)`,
-# > `x.set_(s.t())` and `x.set_(s[1:])` equals the same tensor, its transpose and its second row; for `x = [1., 2.]`
-# > and `s` of three elements, the first two values of `x` are `[1., 2.]`. A later write into `s` is not seen in `x`.
+# > `x.set_(s.t())` and `x.set_(s[1:])` equals the same tensor, its transpose and its second row; for `x = [1., 2.]` and
+# > `s` of three elements, the first two values of `x` are `[1., 2.]` (SET-2: not the values of `s`). A later write into
+# > `s` is not seen in `x`. Layer: AOTAutograd.
 @pytest.mark.clause("SET-95")
 @pytest.mark.parametrize(("x_shape", "kind"), ON_2_1_CASES, ids=[f"x{shape}-{kind}" for shape, kind in ON_2_1_CASES])
 def test_compiled_set_keeps_own_values_on_2_1(device, x_shape, kind, run):
@@ -363,10 +368,10 @@ def test_compiled_set_keeps_own_values_on_2_1(device, x_shape, kind, run):
 
 
 # > SET-96 (compile, until 2.2): On 2.1, inside a compiled function, `x.set_(s)` under `torch.no_grad()` on a leaf
-# > `x = [1., 2.]` that requires grad raises RuntimeError: whose message is "a leaf Variable that requires grad is
-# > being used in an in-place operation." when `s` has the shape of `x` (`[5., 6.]`), and whose message contains
-# > "shape '[3]' is invalid for input of size 2" when `s` is `[5., 6., 7.]`. `x` keeps its shape and `_version`,
-# > and stays a leaf that requires grad.
+# > `x = [1., 2.]` that requires grad raises `RuntimeError`: whose message is "a leaf Variable that requires grad is
+# > being used in an in-place operation." when `s` has the shape of `x` (`[5., 6.]`), and whose message contains "shape
+# > '[3]' is invalid for input of size 2" when `s` is `[5., 6., 7.]` (SET-7, SET-8, SET-9 say it is accepted). `x` keeps
+# > its shape and `_version`, and stays a leaf that requires grad. Layer: AOTAutograd (`backend="eager"` accepts it).
 @pytest.mark.clause("SET-96")
 @pytest.mark.parametrize("s_values", [[5.0, 6.0], [5.0, 6.0, 7.0]], ids=["same shape", "three elements"])
 def test_compiled_set_under_no_grad_on_leaf_raises_on_2_1(device, s_values, run):
@@ -382,8 +387,9 @@ def test_compiled_set_under_no_grad_on_leaf_raises_on_2_1(device, s_values, run)
 
 # > SET-97 (compile, until 2.2): On 2.1, inside a compiled function with grad mode on, `x.set_(s)` on the non-leaf
 # > `x = a * 2` (`a = [1., 2.]` requiring grad, `s` of the shape of `x`) leaves `x` its own storage and gives it a
-# > `grad_fn` of type `AsStridedBackward1`, so `x.sum().backward()` does not raise: `a.grad` is `[2., 2.]`. When
-# > `s` requires grad and `x` does not, `x` keeps its own storage and stays a leaf that does not require grad.
+# > `grad_fn` of type `AsStridedBackward1`, so `x.sum().backward()` does not raise (SET-10): `a.grad` is `[2., 2.]`.
+# > When `s` requires grad and `x` does not, `x` keeps its own storage and stays a leaf that does not require grad.
+# > Layer: AOTAutograd (`backend="eager"` does what SET-10 says).
 @pytest.mark.clause("SET-97")
 @pytest.mark.parametrize("kind", ["non-leaf", "source requires grad"])
 def test_compiled_set_differentiated_as_old_view_on_2_1(device, kind, run):

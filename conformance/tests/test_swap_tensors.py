@@ -59,8 +59,8 @@ def to_device(device):
 CONVERSIONS = {"double()": to_double, "to(torch.float64)": to_float64}
 
 
-# > SWAP-1: After `torch.utils.swap_tensors(a, b)` both Python objects keep their identity (`id`), and `a` has the
-# > shape, dtype and storage `b` had, and `b` those `a` had.
+# > SWAP-1: After `torch.utils.swap_tensors(a, b)` both Python objects keep their identity (`id`); `a` has the shape,
+# > dtype and storage that `b` had, and `b` those that `a` had.
 @pytest.mark.clause("SWAP-1")
 def test_swap_exchanges_metadata_keeps_identity(device, run):
     a = torch.tensor([1.0, 2.0], device=device)
@@ -82,8 +82,9 @@ def test_swap_exchanges_values(device, run):
     assert_values(b, [1.0, 2.0], "b")
 
 
-# > SWAP-3: The autograd state, the Python class and the `__dict__` are exchanged too: `requires_grad`, `.grad`;
-# > an `nn.Parameter` swapped with a plain tensor becomes a plain tensor and the tensor a Parameter.
+# > SWAP-3: The autograd state, the Python class and the instance `__dict__` are exchanged too: `requires_grad` and
+# > `.grad` go with the contents, and an `nn.Parameter` swapped with a plain tensor becomes a plain `torch.Tensor` while
+# > the tensor becomes the `nn.Parameter`.
 @pytest.mark.clause("SWAP-3")
 def test_swap_exchanges_autograd_state_and_class(device, run):
     p = nn.Parameter(torch.tensor([1.0, 2.0], device=device))
@@ -98,8 +99,9 @@ def test_swap_exchanges_autograd_state_and_class(device, run):
     assert getattr(p, "note", None) == "t" and not hasattr(t, "note")
 
 
-# > SWAP-4: A tensor that has a weak reference cannot be swapped: RuntimeError "Cannot swap t1 because it has
-# > weakref associated with it" (or "t2"), and nothing is swapped.
+# > SWAP-4: A tensor that has a weak reference cannot be swapped: `RuntimeError` whose message contains "Cannot swap t1
+# > because it has weakref associated with it" (or "t2" for the second argument), and both tensors are left as they
+# > were.
 @pytest.mark.clause("SWAP-4")
 @pytest.mark.parametrize("which", ["t1", "t2"])
 def test_swap_with_weakref_raises(device, which, run):
@@ -112,8 +114,10 @@ def test_swap_with_weakref_raises(device, which, run):
     del ref
 
 
-# > SWAP-5: A leaf that requires grad and that a graph has saved for backward cannot be swapped: RuntimeError
-# > "Expected use_count of t1 to be 1 or 2"; a leaf used in a graph that did not save it can be.
+# > SWAP-5: A leaf that requires grad and that a graph has saved for backward cannot be swapped: `RuntimeError` whose
+# > message contains "Expected use_count of t1 to be 1 or 2". A leaf used by a graph that saved none of it can be
+# > swapped. (Run on every release of the window: this holds from 2.4.1 on; on 2.3.1 the test fails, the check of 2.3
+# > differs.)
 @pytest.mark.clause("SWAP-5")
 def test_swap_of_saved_leaf_raises(device, run):
     x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
@@ -127,9 +131,15 @@ def test_swap_of_saved_leaf_raises(device, run):
     assert z.shape == torch.Size([3]) and w.requires_grad
 
 
-# > SWAP-90: Before 2.11, `torch.utils.swap_tensors(a, b)` as the step of a compiled function, `a` and `b` its inputs,
-# > raises RuntimeError "Cannot swap t1 because it has weakref associated with it" (Dynamo's weak references to the
-# > tensors it traced), also where eager raises for `t2` (SWAP-4) or a saved leaf (SWAP-5); nothing is swapped.
+# > SWAP-90: When `torch.utils.swap_tensors(a, b)` is the update step of a function run under `torch.compile`, with `a`
+# > and `b` inputs of that function, it raises `RuntimeError` whose message contains "Cannot swap t1 because it has
+# > weakref associated with it", and both tensors are left as they were: Dynamo keeps weak references to the tensors it
+# > traced (its guards and fake-tensor metadata), and `swap_tensors` refuses a tensor that has one. The same error comes
+# > where eager raises another (a weak reference on `t2`, SWAP-4; a leaf saved by a graph, SWAP-5). The layer is Dynamo
+# > (the same with `backend="eager"`). Evidence: pytorch/pytorch#145529 and its fix #185953 ("Clear Dynamo weakrefs
+# > before graph-break resumes": "`swap_tensors` rejects tensors with live weakrefs"), and #186796 (the same weak
+# > references on the parameters of a live compiled module). Run on the releases 2.3.1 to 2.15.0: raises on 2.3.1 to
+# > 2.10.0, not on 2.11.0 and later.
 @pytest.mark.clause("SWAP-90")
 @pytest.mark.parametrize("case", ["plain tensors", "weakref on t2", "leaf saved by a graph"])
 def test_compiled_swap_refused_for_weakref(device, case, run):
@@ -153,14 +163,14 @@ SWAP_TESTS = {
 }
 
 
-# > SWAP-91: Since 2.11, the same compiled step behaves as in eager: SWAP-1 to SWAP-5 hold.
+# > SWAP-91: From 2.11, the same compiled step behaves as in eager: SWAP-1 to SWAP-5 hold for it.
 @pytest.mark.clause("SWAP-91")
 @pytest.mark.parametrize("clause", list(SWAP_TESTS))
 def test_compiled_swap_as_in_eager(device, clause, run):
     SWAP_TESTS[clause](device, run)
 
 
-# > SWAP-6: Before 2.3, `torch.utils` has no `swap_tensors` and `torch.__future__` no
+# > SWAP-6: Before 2.3, `torch.utils` has no `swap_tensors` and `torch.__future__` has no
 # > `set_swap_module_params_on_conversion`.
 @pytest.mark.clause("SWAP-6")
 def test_swap_absent_before_2_3(device):
@@ -168,14 +178,15 @@ def test_swap_absent_before_2_3(device):
     assert not hasattr(future, "set_swap_module_params_on_conversion")
 
 
-# > SWAP-7: `torch.__future__.get_swap_module_params_on_conversion()` is False by default.
+# > SWAP-7: `torch.__future__.get_swap_module_params_on_conversion` returns `False` by default.
 @pytest.mark.clause("SWAP-7")
 def test_swap_flag_default_false(device):
     assert future.get_swap_module_params_on_conversion() is False
 
 
-# > SWAP-8: By default, `module.double()` / `module.to(dtype)` keep each parameter object and change its dtype in
-# > place (so an optimizer built before sees the new dtype), also for its `.grad` (every module of MODULES).
+# > SWAP-8: By default, `module.double()` and `module.to(torch.float64)` keep each parameter object and change its dtype
+# > in place (an optimizer built before holds the converted parameter), and `.grad` stays the same object, converted
+# > too; the parameter stays a leaf `nn.Parameter` that requires grad (every parameter of every module of MODULES).
 @pytest.mark.clause("SWAP-8")
 @pytest.mark.parametrize("spelling", ["double()", "to(torch.float64)"])
 @pytest.mark.parametrize("make", MODULES.params())
@@ -192,9 +203,9 @@ def test_default_dtype_conversion_keeps_identity(device, make, spelling, run):
         assert w.grad is g and g.dtype == torch.float64, name
 
 
-# > SWAP-9: By default, `module.to(device)` to a device of another tensor type (here `meta`) replaces each
-# > parameter by a new `nn.Parameter` object; an optimizer built before keeps the old one on the old device
-# > (every module of MODULES).
+# > SWAP-9: By default, `Module.to` to a device of another tensor type (`meta` here) replaces each parameter by a new
+# > `nn.Parameter` object on that device; an optimizer built before keeps the old parameter on the old device (every
+# > module of MODULES).
 @pytest.mark.clause("SWAP-9")
 @pytest.mark.parametrize("make", MODULES.params())
 def test_default_device_conversion_replaces_parameter(device, make, run):
@@ -209,8 +220,9 @@ def test_default_device_conversion_replaces_parameter(device, make, run):
     assert all(a is b for a, b in zip(opt.param_groups[0]["params"], old.values(), strict=True))
 
 
-# > SWAP-10: With `set_swap_module_params_on_conversion(True)`, `module.double()` and `module.to(device)` keep
-# > each parameter object (swapped in place), so an optimizer built before holds the converted parameter (every
+# > SWAP-10: With `torch.__future__.set_swap_module_params_on_conversion(True)`, `module.double()`,
+# > `module.to(torch.float64)` and `module.to(device)` keep each parameter object (its contents are swapped), so an
+# > optimizer built before holds the converted parameter; it stays a leaf `nn.Parameter` that requires grad (every
 # > module of MODULES).
 @pytest.mark.clause("SWAP-10")
 @pytest.mark.parametrize("spelling", ["double()", "to(torch.float64)", "to(other device)"])
@@ -231,8 +243,9 @@ def test_swap_flag_conversion_keeps_identity(device, make, spelling, run):
                 assert w.dtype == torch.float64, name
 
 
-# > SWAP-11: With the flag set, converting a module whose parameter has a weak reference, or was saved by a graph,
-# > raises RuntimeError "Couldn't swap Linear.weight"; the parameter keeps its dtype.
+# > SWAP-11: With that flag set, converting a module one of whose parameters has a weak reference or was saved by a
+# > graph raises `RuntimeError` whose message contains "Couldn't swap Linear.weight" (for an `nn.Linear`), and the
+# > parameter keeps its dtype. (Holds from 2.3.1, the first release with the flag.)
 @pytest.mark.clause("SWAP-11")
 @pytest.mark.parametrize("holder", ["weakref", "saved by a graph"])
 def test_swap_flag_conversion_refused(device, holder, run):
@@ -248,8 +261,9 @@ def test_swap_flag_conversion_refused(device, holder, run):
     del keep
 
 
-# > SWAP-12: With `set_overwrite_module_params_on_conversion(True)` (and the swap flag off), `module.double()`
-# > replaces each parameter by a new `nn.Parameter` object (every module of MODULES).
+# > SWAP-12: With `torch.__future__.set_overwrite_module_params_on_conversion` set to `True` (and the swap flag off),
+# > `module.double()` replaces each parameter by a new `nn.Parameter` object, leaving the old one as it was (every
+# > module of MODULES).
 @pytest.mark.clause("SWAP-12")
 @pytest.mark.parametrize("make", MODULES.params())
 def test_overwrite_flag_replaces_parameter(device, make, run):

@@ -18,8 +18,9 @@ def _recording_warnings(func):
     return result, [(w.category, str(w.message)) for w in caught]
 
 
-# > VAR-1: The module `torch` has no attribute `Variable`: `torch.Variable` raises AttributeError
-# > "has no attribute 'Variable'", and `hasattr(torch, "Variable")` is false.
+# > VAR-1: The module `torch` has no attribute `Variable`: `torch.Variable` (and therefore any call
+# > `torch.Variable(...)`) raises `AttributeError` whose message contains "has no attribute 'Variable'", and
+# > `hasattr(torch, "Variable")` is false.
 @pytest.mark.clause("VAR-1")
 @pytest.mark.parametrize("spelling", ["torch.Variable", "torch.Variable(t)", "torch.Variable(t, requires_grad=True)"])
 def test_torch_variable_does_not_exist(device, spelling):
@@ -58,8 +59,10 @@ def test_legacy_constructor_returns_plain_tensor(device, kind, requires_grad):
     assert type(v) is not Variable
 
 
-# > VAR-3: `isinstance(obj, torch.autograd.Variable)` is true for every tensor (every member of TENSORS) and false
-# > for objects that are not tensors; yet `issubclass(torch.Tensor, torch.autograd.Variable)` is false.
+# > VAR-3: `isinstance(obj, torch.autograd.Variable)` is true for every tensor (every member of TENSORS), including
+# > tensors created without the constructor (`torch.tensor(...)`, factory results, `nn.Parameter`), and false for
+# > objects that are not tensors (a Python list or number); yet `issubclass(torch.Tensor, torch.autograd.Variable)` is
+# > false.
 @pytest.mark.clause("VAR-3")
 @pytest.mark.parametrize("make", TENSORS.params())
 def test_isinstance_variable_is_true_for_every_tensor(device, make):
@@ -70,9 +73,10 @@ def test_isinstance_variable_is_true_for_every_tensor(device, make):
     assert not issubclass(torch.Tensor, Variable)
 
 
-# > VAR-4: `v = torch.autograd.Variable(t)` is a new tensor object that shares the storage and the version
-# > counter of `t`, like `t.detach()`. Without `requires_grad=True`, `v` does not require grad, is a leaf and
-# > has no `grad_fn`, even when `t` is a leaf that requires grad or a non-leaf result of an operation.
+# > VAR-4: `v = torch.autograd.Variable(t)` is a new tensor object that shares the storage and the version counter of
+# > `t` (an in-place operation on `v` increments `t._version`), like `t.detach()`. Without `requires_grad=True`, `v`
+# > does not require grad, is a leaf and has no `grad_fn`, even when `t` is a leaf that requires grad or a non-leaf
+# > result of an operation.
 @pytest.mark.clause("VAR-4")
 @pytest.mark.parametrize("kind", list(INPUTS))
 @pytest.mark.parametrize("spelling", ["Variable(t)", "Variable(t, requires_grad=False)", "Variable(t, False)"])
@@ -125,9 +129,9 @@ def test_gradient_goes_to_the_new_leaf(device):
     assert t.grad is None
 
 
-# > VAR-7: `torch.autograd.Variable(v)` where `v` is not a tensor raises TypeError "Variable data has to be a
-# > tensor"; `Variable(t, requires_grad=True)` with an integer or bool `t` raises RuntimeError
-# > "can require gradients".
+# > VAR-7: `torch.autograd.Variable(v)` where `v` is not a tensor (a list, a number) raises `TypeError` whose message
+# > contains "Variable data has to be a tensor"; `torch.autograd.Variable(t, requires_grad=True)` where `t` has an
+# > integer or bool dtype raises `RuntimeError` whose message contains "can require gradients".
 @pytest.mark.clause("VAR-7")
 @pytest.mark.parametrize("value", [[1.0, 2.0], 3.0, 3])
 def test_legacy_constructor_rejects_non_tensor(device, value):
@@ -147,10 +151,10 @@ def test_legacy_constructor_rejects_integer_requires_grad(device, dtype):
 VOLATILE_WARNING = "volatile was removed and now has no effect"
 
 
-# > VAR-8: `torch.autograd.Variable(t, volatile=True)` emits a UserWarning "volatile was removed and now has
-# > no effect", and otherwise behaves as `torch.autograd.Variable(t)`: the result does not require grad, grad
-# > mode stays enabled, and an operation that combines the result with a tensor that requires grad is
-# > recorded. `volatile=False` emits no warning.
+# > VAR-8: `torch.autograd.Variable(t, volatile=True)` emits a `UserWarning` whose message contains "volatile was
+# > removed and now has no effect", and otherwise behaves as `torch.autograd.Variable(t)`: the result does not require
+# > grad, grad mode stays enabled, and an operation that combines the result with a tensor that requires grad is
+# > recorded (has a `grad_fn`). `volatile=False` emits no warning.
 @pytest.mark.clause("VAR-8")
 def test_volatile_only_warns(device):
     t = torch.tensor([1.0, 2.0], device=device)
@@ -177,7 +181,7 @@ def test_volatile_false_is_silent(device, spelling):
     assert caught == []
 
 
-# > VAR-9: `torch.autograd.Variable(t, requires_grad=True, volatile=True)` raises ValueError
+# > VAR-9: `torch.autograd.Variable(t, requires_grad=True, volatile=True)` raises `ValueError` whose message contains
 # > "Variable can't be volatile and require_grad at the same time".
 @pytest.mark.clause("VAR-9")
 @pytest.mark.parametrize("positional", [False, True])
@@ -192,9 +196,9 @@ def test_volatile_with_requires_grad_raises(device, positional):
                 Variable(t, requires_grad=True, volatile=True)
 
 
-# > VAR-10: Every tensor (every member of TENSORS) has an attribute `volatile`: reading it returns False and emits a
-# > UserWarning "volatile was removed"; assigning `t.volatile = True` emits a UserWarning "volatile was removed and
-# > now has no effect", and `t.volatile` still reads False.
+# > VAR-10: Every tensor (every member of TENSORS) has an attribute `volatile`: reading it returns `False` and emits a
+# > `UserWarning` whose message contains "volatile was removed"; assigning `t.volatile = True` emits a `UserWarning`
+# > containing "volatile was removed and now has no effect", and `t.volatile` still reads `False`.
 @pytest.mark.clause("VAR-10")
 @pytest.mark.parametrize("make", TENSORS.params())
 def test_volatile_attribute(device, make):

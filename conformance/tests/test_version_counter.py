@@ -45,10 +45,11 @@ def _bumped_twice(device):
     return x
 
 
-# > VERSION-1: A newly created tensor has `_version` 0: one made by a factory function (`torch.tensor`,
-# > `torch.zeros`, `torch.empty`), with or without `requires_grad=True`, and the result of every operation of
-# > the population NON_VIEW_OPS, `clone()` included, applied to normal tensors, whatever the version of its
-# > inputs.
+# > VERSION-1: A newly created tensor has `_version` 0: one made by a factory function (`torch.tensor`, `torch.zeros`,
+# > `torch.empty`), with or without `requires_grad=True`, and the result of every operation of the population
+# > `NON_VIEW_OPS` (listed below), `Tensor.clone` included, applied to normal tensors (not inference tensors), whatever
+# > the version of its inputs. Not so for a result computed from an inference tensor, nor for `copy.deepcopy(t)`
+# > (VERSION-45).
 @pytest.mark.clause("VERSION-1")
 @pytest.mark.parametrize("how", list(NEW))
 def test_new_tensor_starts_at_version_0(device, how):
@@ -89,16 +90,20 @@ def test_each_update_increases_the_version(device, update, run):
     _check_each_update_increases_the_version(device, update, run)
 
 
-# > VERSION-90 (compile; not on meta): run as one compiled step, called `k` times, every member of
-# > INPLACE_SPELLINGS increases `_version` at each call.
+# > VERSION-90 (compile; not on meta): Run as one compiled step (`torch.compile(update, backend="aot_eager")`, called
+# > `k` times on the same tensor), every member of the population `INPLACE_SPELLINGS` increases `_version` at each call,
+# > as in VERSION-2. The compiled step mutates its input in the graph and AOTAutograd applies the mutation back to the
+# > input with a counted in-place copy (issue pytorch/pytorch#135441, where a mutation the tracer missed was neither
+# > applied nor counted). On meta see VERSION-91.
 @pytest.mark.clause("VERSION-90")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 def test_each_compiled_update_increases_the_version(device, update, run):
     _check_each_update_increases_the_version(device, update, run)
 
 
-# > VERSION-91 (UNSPECIFIED; compile, meta): what a compiled step of a member of INPLACE_SPELLINGS does to a meta
-# > tensor. Recorded per member: the increase of `_version`, or the exception.
+# > VERSION-91 (UNSPECIFIED; compile, meta): What a compiled step of a member of `INPLACE_SPELLINGS` does to a meta
+# > tensor. Recorded per member: the increase of `_version`, or the exception. (Observed: every member increases it on
+# > every release run, by 2; `t[[0]] = 5` cannot be compiled on `meta` before 2.15, COMPILE-9.)
 @pytest.mark.clause("VERSION-91")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 def test_compiled_update_on_meta(device, update, run, observe):
@@ -158,7 +163,8 @@ def test_resize_to_new_shape_keeps_version_before_2_1(device, spelling, run):
     assert t._version == 0
 
 
-# > VERSION-42 (since 2.1): `t.resize_(shape)` and `t.resize_as_(o)` to a shape other than that of `t` increase
+# > VERSION-42 (since 2.1): `t.resize_(shape)` and `t.resize_as_(o)` to a shape other than that of `t` (`t.resize_(3)`,
+# > `t.resize_(1)`, `t.resize_(2, 1)`, `t.resize_as_(torch.zeros(3))` on a tensor of shape `(2,)`) increase
 # > `t._version`.
 @pytest.mark.clause("VERSION-42")
 @pytest.mark.parametrize("spelling", NEW_SHAPE)
@@ -185,10 +191,10 @@ APPLY = {
 }
 
 
-# > VERSION-44: `t.apply_(f)` and `t.map_(o, f)` (cpu tensors only) write the values computed by `f` into `t`
-# > and leave `t._version` unchanged, so a graph that saved `t` backpropagates afterwards without error, from
-# > the new values: for `(x * t).sum()` with `t = [1, 2]`, after `t.apply_(lambda v: v * 10)` the gradient of
-# > `x` is `[10, 20]` (the correct one is `[1, 2]`).
+# > VERSION-44: `t.apply_(f)` and `t.map_(o, f)` (cpu tensors only) write the values computed by `f` into `t` and leave
+# > `t._version` unchanged, so a graph that saved `t` (as `x * t` does when `x` requires grad; `apply_` refuses a `t`
+# > that requires grad) backpropagates afterwards without error, from the new values: for `(x * t).sum()` with
+# > `t = [1, 2]`, after `t.apply_(lambda v: v * 10)` the gradient of `x` is `[10, 20]` (the correct one is `[1, 2]`).
 @pytest.mark.clause("VERSION-44")
 @pytest.mark.parametrize("spelling", list(APPLY))
 def test_apply_and_map_are_not_counted(device, spelling, run):
@@ -207,8 +213,11 @@ def _inference(device):
         return torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device) * 1
 
 
-# > VERSION-45 (UNSPECIFIED): The `_version` of a new tensor made by `copy.deepcopy(t)`, or computed outside
-# > inference mode by an operation of NON_VIEW_OPS from an inference tensor. Recorded for each.
+# > VERSION-45 (UNSPECIFIED): The `_version` of a new tensor made by `copy.deepcopy(t)`, or computed outside inference
+# > mode by an operation of `NON_VIEW_OPS` from an inference tensor (the results that are normal tensors, INFER-12).
+# > Recorded for each. (Observed on 2.0.1, 2.6.0, 2.13.0 and 2.14.1: 1 after `copy.deepcopy(t)` (it calls `set_`), and
+# > from an inference tensor 0, 1 or 2 depending on the operation: 1 after `clone()`, `to(torch.float64)`, `sum()`,
+# > `abs()`, 2 after `mean(0)`, 0 after `x * 2` and `sin()`.)
 @pytest.mark.clause("VERSION-45")
 @pytest.mark.parametrize("op", NON_VIEW_OPS.params())
 def test_version_of_results_from_inference_tensor(device, op, observe):
@@ -248,8 +257,12 @@ def test_non_writing_operations_keep_version(device, run):
     assert y._version == 0 and o._version > 0
 
 
-# > VERSION-98 (compile, until 2.2): on 2.1 the compiled step of VERSION-3 counts as VERSION-3 says, but
-# > `x.requires_grad_()` inside it leaves `x` not requiring grad (REQGRAD-90).
+# > VERSION-98 (compile, until 2.2): On 2.1, the compiled step of VERSION-3 (on a tensor `x` that does not require grad,
+# > whose `_version` is 1: `x + 1`, `x * 2`, `x.sin()`, `x.sum()`, `x.clone()`, `x[0]`, `x.view(2)`, then
+# > `x.requires_grad_()`, then `torch.add(y, 1, out=o)`) counts as VERSION-3 says: `x._version` stays 1, `y._version`
+# > stays 0 and `o._version` increases; but `x.requires_grad_()` inside it leaves `x` not requiring grad, as REQGRAD-90
+# > says of a compiled `requires_grad_()` on 2.1. Layer: AOTAutograd (with `backend="eager"` `x` requires grad
+# > afterwards).
 @pytest.mark.clause("VERSION-98")
 def test_non_writing_operations_keep_version_compiled_on_2_1(device, run):
     x = plain(device)
@@ -281,10 +294,13 @@ VIEWS = {
 }
 
 
-# > VERSION-4: A view (`x[0]`, `x[1:]`, `x.view(2)`, `x.unsqueeze(0)`, `x.reshape(2)` of a contiguous `x`, a
-# > view of a view) shares one counter with its base and with every other view of that base: a view made
-# > after updates of the base reads the same `_version` as the base, and after an update through any of them
-# > all read the same, increased value.
+# > VERSION-4: A view (made by any operation of the population `VIEW_OPS`, listed below, of a contiguous `x` of shape
+# > (2, 2); and `x[0]`, `x[1:]`, `x.view(2)`, `x.unsqueeze(0)`, `x.reshape(2)` of a contiguous `x` of shape (2,), and a
+# > view of a view) shares one counter with its base and with every other view of that base (every other member of
+# > `VIEW_OPS`): a view made after updates of the base reads the same `_version` as the base, and after an in-place
+# > update of the base or through any of them all read the same, increased value. (An in-place update through
+# > `x.expand(3, 2, 2)` is refused on cpu, as its elements overlap in memory.) (So `x[0].add_(1)` increases
+# > `x._version`; compare INPLACE-10.)
 def _check_views_share_the_counter(device, view, run):
     x = plain(device)
     x.add_(1)
@@ -304,11 +320,13 @@ def test_views_share_the_counter(device, view, run):
     _check_views_share_the_counter(device, view, run)
 
 
-# > VERSION-4: A view (made by any operation of the population VIEW_OPS of a contiguous `x` of shape (2, 2))
-# > shares one counter with its base and with every other view of that base (every other member of VIEW_OPS):
-# > a view made after updates of the base reads the same `_version` as the base, and after an in-place update
-# > of the base or through any of them all read the same, increased value. (An in-place update through
-# > `x.expand(3, 2, 2)` is refused on cpu, as its elements overlap in memory.)
+# > VERSION-4: A view (made by any operation of the population `VIEW_OPS`, listed below, of a contiguous `x` of shape
+# > (2, 2); and `x[0]`, `x[1:]`, `x.view(2)`, `x.unsqueeze(0)`, `x.reshape(2)` of a contiguous `x` of shape (2,), and a
+# > view of a view) shares one counter with its base and with every other view of that base (every other member of
+# > `VIEW_OPS`): a view made after updates of the base reads the same `_version` as the base, and after an in-place
+# > update of the base or through any of them all read the same, increased value. (An in-place update through
+# > `x.expand(3, 2, 2)` is refused on cpu, as its elements overlap in memory.) (So `x[0].add_(1)` increases
+# > `x._version`; compare INPLACE-10.)
 def _check_every_view_shares_the_counter(device, view, run, refused_on):
     x = torch.ones(2, 2, device=device)
     x.add_(1)
@@ -336,7 +354,9 @@ def test_every_view_shares_the_counter(device, view, run):
     _check_every_view_shares_the_counter(device, view, run, refused_on=("cpu",))
 
 
-# > VERSION-92 (compile, until 2.4): with each in-place update run as a compiled step, VERSION-4 holds as stated.
+# > VERSION-92 (compile, until 2.4): With each in-place update (of the base, or through a view) run as a compiled step,
+# > VERSION-4 holds as stated, for the same views (every member of the population `VIEW_OPS`): on meta, the update
+# > through `x.expand(3, 2, 2)` is accepted and counted.
 @pytest.mark.clause("VERSION-92")
 @pytest.mark.parametrize("view", list(VIEWS))
 def test_views_share_the_counter_compiled_until_2_4(device, view, run):
@@ -349,8 +369,12 @@ def test_every_view_shares_the_counter_compiled_until_2_4(device, view, run):
     _check_every_view_shares_the_counter(device, view, run, refused_on=("cpu",))
 
 
-# > VERSION-93 (compile, since 2.4): VERSION-4 holds with each in-place update run as a compiled step, except that the
-# > update through `x.expand(3, 2, 2)` is refused on meta too, with the message of the refusal on cpu.
+# > VERSION-93 (compile, since 2.4): With each in-place update (of the base, or through a view) run as a compiled step,
+# > VERSION-4 holds for the same views (every member of the population `VIEW_OPS`), except that the update through
+# > `x.expand(3, 2, 2)` is refused on meta too: AOTAutograd, applying the mutation of the input back during tracing,
+# > raises `torch._dynamo.exc.BackendCompilerFailed` (a `RuntimeError`) whose message contains "more than one element of
+# > the written-to tensor refers to a single memory location", and no `_version` changes. Found by running 2.1.2 to
+# > 2.4.1: accepted on 2.3.1, refused on 2.4.1.
 @pytest.mark.clause("VERSION-93")
 @pytest.mark.parametrize("view", list(VIEWS))
 def test_views_share_the_counter_compiled_since_2_4(device, view, run):
@@ -374,7 +398,9 @@ def test_version_is_read_only(device):
     assert x._version == 0
 
 
-# > VERSION-5: ... for every kind of tensor of TENSOR_KINDS.
+# > VERSION-5: `_version` cannot be assigned: `x._version = n` raises `AttributeError` whose message contains
+# > "'_version' of" and "is not writable", for every kind of tensor of the population `TENSOR_KINDS` (listed below),
+# > whose `_version` stays 0.
 @pytest.mark.clause("VERSION-5")
 @pytest.mark.parametrize("make", TENSOR_KINDS.params())
 def test_version_of_every_kind_is_read_only(device, make):
@@ -446,8 +472,9 @@ def _mul10_under_no_grad(*tensors):
             t.mul_(10)
 
 
-# > VERSION-10: The gradients are then those of the values at the time of the forward: for `(x + y).sum()`
-# > all ones for both, for `(x - y).sum()` ones and minus ones, for `(x * 3 + y).sum()` threes and ones.
+# > VERSION-10: The gradients are then those of the values at the time of the forward (they do not depend on the inputs'
+# > values at all): for `(x + y).sum()` all ones for both, for `(x - y).sum()` ones and minus ones, for
+# > `(x * 3 + y).sum()` threes and ones.
 @pytest.mark.clause("VERSION-10")
 @pytest.mark.parametrize(
     ("op", "gx", "gy"),
@@ -477,9 +504,10 @@ def _modify_output(out, how, run):
     return final
 
 
-# > VERSION-8: Every operation of the population SAVES_OUTPUT saves its result, not its input: updating the
-# > input in place after the forward does not make `backward()` raise, and updating the result in place
-# > (recorded, or under `torch.no_grad()`) makes it raise the error of VERSION-6.
+# > VERSION-8: Every operation of the population `SAVES_OUTPUT` (listed below: `exp`, `sigmoid`, `tanh`, `relu`, `sqrt`
+# > and others) saves its result, not its input: updating the input in place after the forward does not make
+# > `backward()` raise, and updating the result in place (recorded, or under `torch.no_grad()`) makes it raise the error
+# > of VERSION-6.
 @pytest.mark.clause("VERSION-8")
 @pytest.mark.parametrize("op", SAVES_OUTPUT.params())
 @pytest.mark.parametrize("how", ["input", "out.mul_(1) (recorded)", "out.mul_(1) under no_grad"])
@@ -496,9 +524,9 @@ def test_ops_that_save_their_result(device, op, how, run):
             final.sum().backward()
 
 
-# > VERSION-9: Every operation of the population SAVES_INPUT saves its input, not its result: updating the
-# > input in place after the forward makes `backward()` raise the error of VERSION-6, and updating the result
-# > in place does not.
+# > VERSION-9: Every operation of the population `SAVES_INPUT` (listed below: `x * x`, `sin`, `cos`, `log`, `pow(2)` and
+# > others) saves its input, not its result: updating the input in place after the forward makes `backward()` raise the
+# > error of VERSION-6, and updating the result in place does not.
 @pytest.mark.clause("VERSION-9")
 @pytest.mark.parametrize("op", SAVES_INPUT.params())
 @pytest.mark.parametrize("how", ["input", "out.mul_(1) (recorded)", "out.mul_(1) under no_grad"])
@@ -514,8 +542,8 @@ def test_ops_that_save_their_input(device, op, how, run):
         assert x.grad is not None
 
 
-# > VERSION-11: After `backward()` without `retain_graph=True` (or `torch.autograd.grad(...)` without it),
-# > a second `backward()` through a graph whose nodes saved tensors (`(x * x).sum()`, `x.exp().sum()`) raises
+# > VERSION-11: After `backward()` without `retain_graph=True` (or `torch.autograd.grad` without it), a second
+# > `backward()` through a graph whose nodes saved tensors (`(x * x).sum()`, `x.exp().sum()`, `x.sin().sum()`) raises
 # > `RuntimeError` whose message contains "Trying to backward through the graph a second time".
 @pytest.mark.clause("VERSION-11")
 @pytest.mark.parametrize("op", ["(x * x).sum()", "x.exp().sum()", "x.sin().sum()"])
@@ -535,8 +563,8 @@ def test_second_backward_raises(device, op, first):
         loss.backward()
 
 
-# > VERSION-12: With `retain_graph=True` the next `backward()` through the same graph is accepted; one without
-# > it after that frees the graph, and a third raises the error of VERSION-11.
+# > VERSION-12: With `retain_graph=True` the next `backward()` through the same graph is accepted; one without it after
+# > that frees the graph, and a further one raises the error of VERSION-11.
 @pytest.mark.clause("VERSION-12")
 def test_retain_graph_allows_one_more(device):
     x = leaf(device)
@@ -652,11 +680,9 @@ def test_packing_a_clone_gives_forward_time_gradient(device, run):
     assert_values(x.grad, [2.0, 4.0], "x.grad from the packed clone (x at forward time was [1, 2])")
 
 
-# > VERSION-18: The autograd notes' sentence "if you're using in-place functions and not seeing any errors, you
-# > can be sure that the computed gradients are correct" does not hold for in-place functions applied through
-# > `.data`: with `x = [0, 0]`, `o = x.exp()`, `o.data.zero_()` raises no error and the gradient of `o.sum()`
-# > is `[0, 0]` instead of `[1, 1]`; `x.data.mul_(10)` after `(x * x).sum()` at `x = [1, 2]` gives `[20, 40]`
-# > instead of `[2, 4]`.
+# > VERSION-18: That sentence does not hold for in-place functions applied through `.data`: with `x = [0, 0]` and
+# > `o = x.exp()`, `o.data.zero_()` raises no error and the gradient of `o.sum()` is `[0, 0]` instead of `[1, 1]`;
+# > `x.data.mul_(10)` after `(x * x).sum()` at `x = [1, 2]` gives `[20, 40]` instead of `[2, 4]` (DATA-6).
 def _write_through_data(device, case, run):
     """(x, the written tensor, its loss) after the `.data` write of VERSION-18's `case`."""
     if case == "exp result":
@@ -681,8 +707,13 @@ def test_docs_sentence_counterexample(device, case, run):
         assert_values(x.grad, [20.0, 40.0], "x.grad (correct: [2, 4])")
 
 
-# > VERSION-94 (compile): a write through `.data` in a compiled step is counted: `_version` of the written tensor
-# > increases, a non-leaf gets `grad_fn` CopyBackwards, and backward() raises the error of VERSION-6.
+# > VERSION-94 (compile): A write through `.data` run as a compiled step (`o.data.zero_()` on `o = x.exp()`,
+# > `x.data.mul_(10)` on a leaf `x`) is counted: the `_version` of the written tensor increases (to 1), a non-leaf
+# > written so gets `grad_fn` `CopyBackwards`, and the `backward()` of a graph that saved it raises the error of
+# > VERSION-6 instead of computing a wrong gradient. The compiled graph applies its mutation of the input back with an
+# > in-place copy of the input itself, not of its `.data` (pytorch/pytorch#135441 describes that epilogue). Layer:
+# > AOTAutograd on 2.9.1, 2.13.0 and 2.15.0 (with Dynamo alone, `backend="eager"`, the write is not counted, as in
+# > eager); on 2.1.2 and 2.4.1 Dynamo alone already counts it.
 @pytest.mark.clause("VERSION-94")
 @pytest.mark.parametrize("case", ["exp result", "mul input"])
 def test_compiled_write_through_data_is_counted(device, case, run):
@@ -694,8 +725,8 @@ def test_compiled_write_through_data_is_counted(device, case, run):
         loss.backward()
 
 
-# > VERSION-63: `x.numpy()` of a tensor that requires grad raises RuntimeError "Can't call numpy() on Tensor that
-# > requires grad. Use tensor.detach().numpy() instead.".
+# > VERSION-63: `x.numpy()` of a tensor that requires grad raises `RuntimeError` whose message contains "Can't call
+# > numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.".
 @pytest.mark.clause("VERSION-63")
 def test_numpy_of_tensor_requiring_grad_raises(device):
     x = leaf(device)
@@ -730,9 +761,11 @@ NUMPY_WRITES = {  # spelling -> (write, values of x afterwards)
 }
 
 
-# > VERSION-64: `a = x.detach().numpy()` and `a = x.numpy(force=True)` share the memory of `x`,
-# > `x = torch.from_numpy(a)` that of `a`. Each write into such an array changes the values of `x` and leaves
-# > `x._version` unchanged, so a graph that saved `x` backpropagates afterwards without error, from the new values.
+# > VERSION-64: `a = x.detach().numpy()` and `a = x.numpy(force=True)` of a leaf `x` that requires grad are NumPy arrays
+# > that share the memory of `x`, and `x = torch.from_numpy(a)` is a tensor that shares the memory of `a`. Each write
+# > into such an array (`a[:] = v`, `a[0] = v`, `a *= 10`, `numpy.copyto(a, v)`) changes the values of `x` and leaves
+# > `x._version` unchanged, so a graph that saved `x` backpropagates afterwards without error, from the new values: for
+# > `(x * x).sum()` at `x = [1, 2]`, after writing `[10, 20]` the gradient is `[20, 40]` (the correct one is `[2, 4]`).
 def _check_write_through_numpy_alias(device, alias, write, run):
     x, a = _numpy_alias(device, alias)
     loss = (x * x).sum()  # saves x
@@ -752,9 +785,10 @@ def test_write_through_numpy_alias_is_not_counted(device, alias, write, run):
     _check_write_through_numpy_alias(device, alias, write, run)
 
 
-# > VERSION-95 (compile): the writes of VERSION-64 run as a compiled step do what VERSION-64 says, except
-# > `numpy.copyto(a, v)`, which raises torch._dynamo.exc.TorchRuntimeError whose message contains "'dst' must be an
-# > array" and writes nothing.
+# > VERSION-95 (compile): Run as a compiled step, the writes of VERSION-64 into such an array (`a[:] = v`, `a[0] = v`,
+# > `a *= 10`) do what VERSION-64 says, while `numpy.copyto(a, v)` raises `torch._dynamo.exc.TorchRuntimeError` whose
+# > message contains "'dst' must be an array" and writes nothing: Dynamo traces NumPy code as torch operations on
+# > tensors (the array becomes a tensor), and its `copyto` refuses a tensor as destination. Layer: Dynamo.
 @pytest.mark.clause("VERSION-95")
 @pytest.mark.parametrize("write", list(NUMPY_WRITES))
 @pytest.mark.parametrize("alias", ["x.detach().numpy()", "x.numpy(force=True)", "torch.from_numpy(a)"])
@@ -780,11 +814,13 @@ DLPACK_WRITES = {  # spelling -> (write, values of x afterwards)
 }
 
 
-# > VERSION-65: `d = torch.from_dlpack(x.detach())` and `d = from_dlpack(to_dlpack(x.detach()))` share the storage of
-# > `x` but not its version counter: `d._version` is 0 also when `x._version` is not (2 at the export), an in-place
-# > update of `d` increases `d._version` and leaves `x._version` as it was, an update of `x` under no_grad leaves
-# > `d._version`. The values written through `d` are those of `x`, and a graph that saved `x` backpropagates
-# > afterwards without error, from them.
+# > VERSION-65: `d = torch.from_dlpack(x.detach())` and
+# > `d = torch.utils.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(x.detach()))` share the memory of `x`
+# > (`d.data_ptr() == x.data_ptr()`) but neither its storage object nor its version counter: `d._version` is 0 also when
+# > `x._version` is not (2 at the export), an in-place update of `d` (`d.mul_(10)`, `d[0] = v`, `d.copy_(v)`) increases
+# > `d._version` and leaves `x._version` as it was, and an update of `x` under `torch.no_grad()` leaves `d._version` as
+# > it was. The values written through `d` are the values of `x`, and a graph that saved `x` backpropagates afterwards
+# > without error, from the new values (`[20, 40]` for `(x * x).sum()` at `x = [1, 2]` after `d.mul_(10)`).
 @pytest.mark.clause("VERSION-65")
 @pytest.mark.parametrize("write", list(DLPACK_WRITES))
 @pytest.mark.parametrize("spelling", list(DLPACK))
@@ -811,8 +847,8 @@ def test_write_through_dlpack_alias_is_not_counted(device, spelling, write, run)
     assert_values(x.grad, [2 * v for v in values], "x.grad (computed from the new values)")
 
 
-# > VERSION-66: Before 2.9, `torch.from_dlpack(x)` and `x.__dlpack__()` where `x` requires grad raise RuntimeError
-# > "Can't export tensors that require gradient, use tensor.detach()".
+# > VERSION-66: `torch.from_dlpack(x)` and `x.__dlpack__()` where `x` requires grad raise `RuntimeError` whose message
+# > contains "Can't export tensors that require gradient, use tensor.detach()".
 @pytest.mark.clause("VERSION-66")
 @pytest.mark.parametrize("spelling", ["torch.from_dlpack(x)", "x.__dlpack__()"])
 def test_dlpack_export_of_tensor_requiring_grad_runtime_error(device, spelling):
@@ -821,8 +857,8 @@ def test_dlpack_export_of_tensor_requiring_grad_runtime_error(device, spelling):
         torch.from_dlpack(x) if spelling == "torch.from_dlpack(x)" else x.__dlpack__()
 
 
-# > VERSION-67: Since 2.9, `torch.from_dlpack(x)` and `x.__dlpack__()` where `x` requires grad raise BufferError (not a
-# > RuntimeError) "Can't export tensors that require gradient, use tensor.detach()".
+# > VERSION-67: `torch.from_dlpack(x)` and `x.__dlpack__()` where `x` requires grad raise `BufferError` (not a
+# > `RuntimeError`) whose message contains "Can't export tensors that require gradient, use tensor.detach()".
 @pytest.mark.clause("VERSION-67")
 @pytest.mark.parametrize("spelling", ["torch.from_dlpack(x)", "x.__dlpack__()"])
 def test_dlpack_export_of_tensor_requiring_grad_buffer_error(device, spelling):
@@ -833,9 +869,12 @@ def test_dlpack_export_of_tensor_requiring_grad_buffer_error(device, spelling):
 
 
 # > VERSION-70: The legacy `torch.utils.dlpack.to_dlpack(x)` does not refuse a tensor that requires grad, unlike
-# > `x.__dlpack__()`: for a leaf `x` that requires grad, and for a non-leaf that requires grad, it returns a capsule,
-# > and `d = torch.utils.dlpack.from_dlpack(capsule)` shares the memory of `x`, does not require grad, is a leaf
-# > without `grad_fn` and has `_version` 0.
+# > `x.__dlpack__()` (VERSION-66, VERSION-67): for a leaf `x` that requires grad, and for a non-leaf that requires grad,
+# > it returns a capsule, and `d = torch.utils.dlpack.from_dlpack(capsule)` shares the memory of `x`
+# > (`d.data_ptr() == x.data_ptr()`), does not require grad, is a leaf without `grad_fn` and has `_version` 0. Evidence:
+# > the refusal is in `Tensor.__dlpack__` (`torch/_tensor.py`, "so we prohibit exporting tensors that would lose their
+# > properties like requires_grad"), while `to_dlpack` is `torch._C._to_dlpack`, which has no such check; run on the
+# > releases 2.0.1 to 2.15.0.
 @pytest.mark.clause("VERSION-70")
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
 def test_legacy_to_dlpack_accepts_tensor_requiring_grad(device, kind):
@@ -858,9 +897,10 @@ STORAGE_WRITES = {
 }
 
 
-# > VERSION-68: `s = x.untyped_storage()` is the storage of `x`. Writing into it with `s.fill_(0)` or
-# > `s.copy_(t.untyped_storage())` changes the values of `x` and leaves `x._version` unchanged, so a graph that saved
-# > `x` backpropagates afterwards without error, from the new values.
+# > VERSION-68: `s = x.untyped_storage()` is the storage of `x` (`s.data_ptr() == x.data_ptr()` for `x` at offset 0).
+# > Writing into it with `s.fill_(0)` or `s.copy_(t.untyped_storage())` changes the values of `x` and leaves
+# > `x._version` unchanged, so a graph that saved `x` backpropagates afterwards without error, from the new values
+# > (`[20, 40]` for `(x * x).sum()` at `x = [1, 2]` after copying `[10, 20]` in; `[0, 0]` after `fill_(0)`).
 @pytest.mark.clause("VERSION-68")
 @pytest.mark.parametrize("write", list(STORAGE_WRITES))
 def test_write_through_storage_is_not_counted(device, write, run):
@@ -883,8 +923,9 @@ SAVING = {  # op -> (result, {attribute of grad_fn: the tensor it saved})
 }
 
 
-# > VERSION-60: A saved tensor is not copied: the tensor read back from the node shares the storage of the tensor
-# > that was saved and has its `_version`.
+# > VERSION-60: A saved tensor is not copied: the tensor read back from the node (`y.grad_fn._saved_self` for
+# > `y = x.pow(2)`, `_saved_result` for `y = x.exp()`, `_saved_self` and `_saved_other` for `y = x * x`) shares the
+# > storage of the tensor that was saved and has its `_version`.
 @pytest.mark.clause("VERSION-60")
 @pytest.mark.parametrize("op", list(SAVING))
 def test_saved_tensor_shares_storage(device, op):
@@ -898,8 +939,11 @@ def test_saved_tensor_shares_storage(device, op):
         assert read._version == original._version == (0 if original is y else 1), attr
 
 
-# > VERSION-61: Reading a saved tensor back after that tensor was updated in place raises RuntimeError "one of the
-# > variables needed for gradient computation has been modified by an inplace operation".
+# > VERSION-61: Reading a saved tensor back (`y.grad_fn._saved_self` for `y = x.pow(2)`, `y.grad_fn._saved_result` for
+# > `y = x.exp()`) after that tensor was updated in place raises `RuntimeError` whose message contains "one of the
+# > variables needed for gradient computation has been modified by an inplace operation" (the check of VERSION-6, made
+# > at access, not only during `backward()`). (Before 2.4, when `y = x.exp()` is updated inside a compiled function,
+# > `y.grad_fn` is another node: VERSION-99.)
 @pytest.mark.clause("VERSION-61")
 # x.exp() saves its result y: compiled before 2.4 the update of y replaces y.grad_fn (VERSION-99)
 @pytest.mark.parametrize("op", compiled_since("2.4", ["x.pow(2)", "x.exp()"], ["x.exp()"], "VERSION-99"))
@@ -912,9 +956,13 @@ def test_reading_modified_saved_tensor_raises(device, op, run):
         getattr(y.grad_fn, attr)
 
 
-# > VERSION-99 (compile, until 2.4): compiled, after the update of `y = x.exp()` under no_grad, `y.grad_fn` is a
-# > `CopyBackwards` node: reading `y.grad_fn._saved_result` raises AttributeError "'CopyBackwards' object has no
-# > attribute '_saved_result'"; the `ExpBackward0` node of before the update raises the error of VERSION-61.
+# > VERSION-99 (compile, until 2.4): Before 2.4, when `y = x.exp()` (`x` a leaf that requires grad; the node saves its
+# > result `y`) is updated in place under `torch.no_grad()` inside a compiled function (`y.mul_(10)`), `y.grad_fn` is
+# > afterwards a new node of type `CopyBackwards` (as NOGRAD-92 says of a non-leaf updated so), which saves nothing:
+# > reading `y.grad_fn._saved_result` raises `AttributeError` whose message contains "'CopyBackwards' object has no
+# > attribute '_saved_result'", not the `RuntimeError` of VERSION-61. Reading `_saved_result` from the `ExpBackward0`
+# > node that was `y.grad_fn` before the update raises the error of VERSION-61. Layer: AOTAutograd (with
+# > `backend="eager"`, `y.grad_fn` stays the `ExpBackward0` node). From 2.4 VERSION-61 holds compiled.
 @pytest.mark.clause("VERSION-99")
 @pytest.mark.parametrize("op", ["x.exp()"])
 def test_compiled_update_of_saved_output_replaces_its_node_before_2_4(device, op, run):
@@ -940,9 +988,11 @@ def test_saved_tensor_identity(device, op, observe):
         observe(f"{op}: {attr} is the saved tensor", getattr(y.grad_fn, attr) is original)
 
 
-# > VERSION-69: With the forward and `backward()` both inside `allow_mutation_on_saved_tensors()`, an in-place update
-# > of a tensor the graph saved does not make `backward()` raise, and the gradient is that of the values at the time
-# > of the forward; the updated tensor keeps its new values.
+# > VERSION-69: With the forward and `backward()` both inside
+# > `with torch.autograd.graph.allow_mutation_on_saved_tensors():`, an in-place update of a tensor the graph saved (a
+# > leaf updated under `torch.no_grad()`, `x.mul_(10)`; a non-leaf `y = x * 1` updated with grad mode on, `y.mul_(10)`)
+# > does not make `backward()` raise, and the gradient is that of the values at the time of the forward: `[2, 4]` for
+# > `(x * x).sum()` (or `(y * y).sum()`) at `x = [1, 2]`. The updated tensor keeps its new values, `[10, 20]`.
 @pytest.mark.clause("VERSION-69")
 @pytest.mark.parametrize("saved", ["leaf under no_grad", "non-leaf"])
 def test_allow_mutation_on_saved_tensors(device, saved, run):
@@ -1004,12 +1054,16 @@ INDUCTOR_STEPS = {
 }
 
 
-# > VERSION-101: Compiled with inductor, from 2.2 to 2.4, on cpu, the in-place updates of an input inside the step
-# > are written but leave its `_version` unchanged (0): `x.mul_(2)` under `torch.no_grad()` on a leaf,
-# > `x.add_(1); x.mul_(2); x.sub_(1)`, `x.copy_(src)` from float64 into float32, `x[0] = 5.0`; eagerly they count
-# > 1, 3, 1 and 1.
-# > VERSION-102: From 2.5, the same steps increase `_version` by exactly 1 each: once per input the step mutates,
-# > however many updates it makes (three count 1).
+# > VERSION-101: Compiled with inductor, the default backend, from 2.2 to 2.4, on `cpu`, the in-place updates of an
+# > input inside the step are written but leave its `_version` as it was (0 here): `x.mul_(2)` under `torch.no_grad()`
+# > on a leaf that requires grad, `x.add_(1); x.mul_(2); x.sub_(1)`, `x.copy_(src)` from a float64 `src` into a float32
+# > `x`, and `x[0] = 5.0`; eagerly their counts are 1, 3, 1 and 1. With `aot_eager` each update counts 1 there
+# > (VERSION-96). On 2.1 the steps count 0, 0 and 0 but the update under `torch.no_grad()` counts 1: not specified.
+# > Layer: Inductor.
+# > VERSION-102: Compiled with inductor from 2.5, on `cpu`, each step of VERSION-101 increases the input's `_version` by
+# > exactly 1: once per input the step mutates, however many updates it makes (the three updates count 1, eagerly 3),
+# > where with `aot_eager` a step counts 2 from 2.5 (VERSION-96). On `meta` (inductor runs there from 2.8) the counts
+# > are those of `aot_eager`: not specified. Layer: Inductor.
 @pytest.mark.parametrize(
     "bump",
     [
