@@ -327,8 +327,7 @@ def test_assign_data_adopts_storage_shape_dtype(device, dtype, run):
 # > `(3, 2)`); `x` keeps its shape and does not share the storage of `t`. Eagerly and with `aot_eager`, `x` takes the
 # > shape of `t` (DATA-9). The code inductor generates for the step checks the size of its input against the shape it
 # > was traced with. On 2.1 to 2.3 and from 2.15 the assignment compiles with inductor and `x` takes the shape of `t`
-# > (2.15: Dynamo traces it as `aten.shallow_copy_data_`, DATA-100). Run with inductor on every release of the window,
-# > cpu. Layer: Inductor.
+# > (2.15: Dynamo traces it as `aten.shallow_copy_data_`, DATA-100). Layer: Inductor.
 @pytest.mark.clause("DATA-103")
 @pytest.mark.parametrize(
     ("shape", "message"), [((3,), "expected size"), ((1,), "expected size"), ((3, 2), "wrong number of dimensions")]
