@@ -31,7 +31,19 @@ extensions = [
     "diagrams",
     "spec_json",
 ]
-myst_enable_extensions = ["colon_fence", "deflist"]
+myst_enable_extensions = ["colon_fence", "deflist", "substitution"]
+
+
+def _sabotage_share() -> str:
+    """'271 of 434': the MUST clauses some sabotage case breaks (tests/sabotage WITHOUT_CASE lists the others)."""
+    from conformance.harness import registry
+    from tests.sabotage import WITHOUT_CASE
+
+    must = {c.id for c in registry.default().clauses.values() if c.level == "MUST" and not c.withdrawn}
+    return f"{len(must - WITHOUT_CASE)} of {len(must)}"
+
+
+myst_substitutions = {"sabotage_share": _sabotage_share()}
 myst_heading_anchors = 3
 
 # Links to the PyTorch API reference; extlinks need no network at build time (unlike intersphinx).

@@ -92,6 +92,28 @@ def test_sabotage_makes_clauses_fail(tmp_path, module, function, test_file, clau
     assert not missed, f"sabotage {function} should make {sorted(missed)} fail; failing: {sorted(failing(doc))}"
 
 
+def sabotaged_clauses() -> set[str]:
+    """The clauses some sabotage case makes fail: those of the CASES tables, and the compiled divergences that the
+    harness sabotages below break."""
+    named = {cid for case in _cases() for cid in case.values[3]}
+    return named | DIVERGENT | INDUCTOR_DIVERGENT
+
+
+def test_every_must_clause_has_a_sabotage_case():
+    """No new MUST clause without a sabotage case; the list of those without one only shrinks (issue 31)."""
+    from conformance.harness import registry
+    from tests.sabotage import WITHOUT_CASE
+
+    must = {c.id for c in registry.default().clauses.values() if c.level == "MUST" and not c.withdrawn}
+    covered = sabotaged_clauses()
+    assert not (missing := sorted(must - covered - WITHOUT_CASE)), (
+        f"MUST clauses no sabotage case breaks: {', '.join(missing)}; add a case to tests/sabotage/<page>.py"
+    )
+    assert not (done := sorted(WITHOUT_CASE & covered | WITHOUT_CASE - must)), (
+        f"take {', '.join(done)} out of tests/sabotage WITHOUT_CASE: each has a case now, or is no MUST clause"
+    )
+
+
 def test_sabotage_cases_cover_every_page():
     from conformance.harness import registry
 
