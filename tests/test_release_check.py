@@ -16,7 +16,7 @@ from packaging.version import InvalidVersion, Version
 from conformance import commands, release_check
 from conformance.harness import diff, registry, releases, results
 from conformance.harness.devices import KNOWN
-from conformance.window import numpy_requirement
+from conformance.window import companions, numpy_requirement
 from tests.bad_input import PYTEST
 from tests.conftest import command
 
@@ -135,6 +135,14 @@ def test_diff_ignores_devices_that_did_not_run():
 )
 def test_numpy_requirement_takes_any_pep440_version(version, numpy):
     assert numpy_requirement(version) == numpy
+
+
+@pytest.mark.parametrize(
+    ("version", "extra"), [("2.1.2", ["setuptools<81"]), ("2.1.0rc1", ["setuptools<81"]), ("2.2.0", []), ("2.15.0", [])]
+)
+def test_companions_add_setuptools_for_the_inductor_of_torch_2_1(version, extra):
+    """torch 2.1's inductor imports pkg_resources, which uv's environments lack (the inductor mode)."""
+    assert companions(version) == [numpy_requirement(version), *extra]
 
 
 def test_numpy_requirement_refuses_what_is_no_version():
