@@ -177,31 +177,6 @@ def matrix_table(versions: list[str], clause_ids: list[str], value) -> nodes.tab
     return table(["conformance-matrix"], [1] * (len(versions) + 1), ["clause", *labels(versions)], rows)
 
 
-def narrow_list(versions: list[str], clause_ids: list[str], value) -> nodes.bullet_list:
-    """The default view for a phone (matrix.css shows it below 40em instead of the table): per clause, its runs of
-    releases with the same outcome, "CLONE-5 ✓ 2.0–2.8 · ✗ 2.9–2.15", grouped under their pages."""
-    by_id, short = reg.default().clauses, labels(versions)
-    out, page, group = nodes.bullet_list(classes=["matrix-narrow"]), None, None
-    for cid in clause_ids:
-        if by_id[cid].page != page:
-            page = by_id[cid].page
-            item = nodes.list_item("", nodes.paragraph("", "", doc_link(f"spec/{page}")))
-            group = nodes.bullet_list()
-            item += group
-            out += item
-        line = nodes.paragraph("", "", _clause_link(cid))
-        start = 0
-        for kinds, width in spans([value(cid, v) for v in versions]):
-            symbol = KINDS[kinds[0]][0] if len(kinds) == 1 else "mixed"
-            where = short[start] if width == 1 else f"{short[start]}–{short[start + width - 1]}"
-            css = f"outcome-{kinds[0]}" if len(kinds) == 1 else "outcome-mixed"
-            line += nodes.Text(" ")
-            line += nodes.inline("", f"{symbol} {where}", classes=["outcome-symbol", css])
-            start += width
-        group += nodes.list_item("", line)
-    return out
-
-
 def labels(versions: list[str]) -> list[str]:
     """Column headings: "2.10" for 2.10.0, narrow enough for the page, unless two patches of a minor are recorded."""
     minors = [".".join(v.split(".")[:2]) for v in versions]
@@ -253,7 +228,6 @@ class MatrixDirective(SphinxDirective):
         if sentence := never_run_sentence(matrix):
             out.append(sentence)
         out.append(matrix_table(matrix.versions, changing, matrix.combined))
-        out.append(narrow_list(matrix.versions, changing, matrix.combined))
         return out
 
 
