@@ -44,7 +44,8 @@ def test_the_spec_on_one_release(spec):
     for case, ids in zip(cases, got, strict=True):
         expected = [c["id"] for c in spec["clauses"] if outcome(c, *case) != "not-applicable"]
         assert ids == expected, case
-        assert ids or case[2] == "compile", case  # torch.compile does not run on 2.0 here: nothing applies
+        # torch.compile does not run on 2.0 here, nor the inductor mode on meta: nothing applies
+        assert ids or case[2] != "eager", case
 
 
 def test_what_differs_between_two_releases(spec):
