@@ -8,10 +8,12 @@ nox -s "ranges(torch='2.5.1')"          # only the check that version ranges are
 nox -s page -- inplace                  # the short loop for one spec page (docs/contributing.md)
 """
 
+import json
 import os
 import shutil
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 
 import nox
@@ -223,6 +225,21 @@ def drop_environment(session) -> None:
     session.log(f"removed {session.virtualenv.location} and the cached wheels of {len(names)} packages")
 
 
+def torch_wheel(session, version: str) -> Path:
+    """The wheel file of a torch release: where pip finds it on this disk (find-links), else downloaded once into
+    the session's folder. A copy of a local wheel costs 200 MB of disk (CI once ran out of it there)."""
+    report = Path(session.virtualenv.location) / "torch-wheel.json"
+    ask = ("python", "-m", "pip", "install", "-q", "--dry-run", "--ignore-installed", "--no-deps", "--report")
+    session.run_install(*ask, str(report), f"torch=={version}", silent=True)
+    url = json.loads(report.read_text(encoding="utf-8"))["install"][0]["download_info"]["url"]
+    if url.startswith("file://"):
+        return Path(urllib.parse.unquote(urllib.parse.urlparse(url).path))
+    wheels = Path(session.virtualenv.location) / "wheels"
+    download = ("python", "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:", "-d", str(wheels))
+    session.run_install(*download, f"torch=={version}")
+    return next(wheels.glob(f"torch-{version}*.whl"))
+
+
 @nox.session(python=PYTHON, venv_backend="venv")
 def tests(session):
     """The project's own tests: lint, harness self-tests (the wheel too), the suite on one torch, the docs build."""
@@ -230,10 +247,7 @@ def tests(session):
     groups = nox.project.dependency_groups(PYPROJECT, "dev", "docs", "lint")
     install_torch(session, TESTS_TORCH, *SUITE_NEEDS, *groups)
     # The torch wheel these tests run on: the release check's end-to-end tests install it (wheel, local index).
-    wheels = Path(session.virtualenv.location) / "wheels"
-    download = ("python", "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:", "-d", str(wheels))
-    session.run_install(*download, f"torch=={TESTS_TORCH}")
-    session.env["CONFORMANCE_TORCH_WHEEL"] = str(next(wheels.glob(f"torch-{TESTS_TORCH}*.whl")))
+    session.env["CONFORMANCE_TORCH_WHEEL"] = str(torch_wheel(session, TESTS_TORCH))
     lint_checks(session)
     session.run("python", "-m", "pytest", "tests", "-p", "no:cacheprovider", "-n", "2", *session.posargs)
     # The whole suite on that torch, as the README's release check of its wheel: it must find no clause changed
