@@ -39,8 +39,12 @@ class erratum_ref(nodes.inline):  # noqa: N801 (docutils node classes are lower 
     """An ``{erratum}`` reference, replaced by a link once the output document is known."""
 
 
+# The entries of docs/errata.md, read again when each build starts (builder-inited).
+_ENTRIES: dict[str, src.Entry] = {}
+
+
 def entries_of(env) -> dict[str, src.Entry]:
-    return getattr(env.app, "tus_errata", {})
+    return _ENTRIES
 
 
 def _verdict_class(verdict: str) -> str:
@@ -279,10 +283,10 @@ class ErrataSummaryDirective(SphinxDirective):
 
 
 def load_errata(app):
+    _ENTRIES.clear()
     try:
-        app.tus_errata = src.load()
+        _ENTRIES.update(src.load())
     except src.ErrataError as exc:
-        app.tus_errata = {}
         logger.error("%s", exc)
 
 
