@@ -94,6 +94,51 @@ def test_no_grad_call_then_grad_call(device, run):
     assert_values(m.weight.grad, [[1.0, 10.0]], "weight.grad")
 
 
+def _replace_parameter_between_calls(device, run):
+    """nn.Linear(2, 1, bias=False), weight [[1, 1]], called once on [[1, 1]]; its weight replaced by a new parameter
+    [[2, 2]]; called again and backpropagated: (output, the new weight's grad, the old weight's grad)."""
+    m = torch.nn.Linear(2, 1, bias=False).to(device)
+    with torch.no_grad():
+        m.weight.fill_(1.0)
+    f = run.function(m)
+    x = torch.ones(1, 2, device=device)
+    f(x)
+    old = m.weight
+    m.weight = torch.nn.Parameter(torch.full((1, 2), 2.0, device=device))
+    out = f(x)
+    out.sum().backward()
+    return out, m.weight.grad, old.grad
+
+
+# > COMPILE-11: A parameter of a compiled module replaced between two calls (`m.weight = nn.Parameter(w)`, which
+# > registers the new parameter in place of the old) takes part in the next call: for `nn.Linear(2, 1, bias=False)` with
+# > the weight `[[1, 1]]`, called once on the input `[[1, 1]]`, then given the weight `[[2, 2]]`, the next call gives
+# > `4`, and its `backward()` fills the new parameter's `.grad` (`[[1, 1]]`) and leaves the old one's `None`. Compiled,
+# > from 2.5 (COMPILE-90 before).
+@pytest.mark.clause("COMPILE-11")
+@pytest.mark.compiled_since("2.5", before="COMPILE-90")
+def test_replaced_parameter_takes_part(device, run):
+    out, new_grad, old_grad = _replace_parameter_between_calls(device, run)
+    assert_values(out, [[4.0]], "output")
+    assert new_grad is not None, "the new weight's grad is None"
+    assert_values(new_grad, [[1.0, 1.0]], "new weight's grad")
+    assert old_grad is None, f"the old weight's grad is {old_grad}"
+
+
+# > COMPILE-90 (compile, until 2.5): Before 2.5, in the setting of COMPILE-11, the compiled module keeps computing with
+# > the parameter it was first called with, silently: the next call gives `2` (the old weight), and its `backward()`
+# > fills the old parameter's `.grad` (`[[1, 1]]`) and leaves the new one's `None`. Layer: AOTAutograd (Dynamo alone,
+# > `backend="eager"`, computes with the new parameter). Run with `aot_eager` and inductor on 2.1.2 to 2.15.0: the old
+# > parameter on 2.1.2 to 2.4.1, the new one from 2.5.1.
+@pytest.mark.clause("COMPILE-90")
+def test_replaced_parameter_ignored_compiled_before_2_5(device, run):
+    out, new_grad, old_grad = _replace_parameter_between_calls(device, run)
+    assert_values(out, [[2.0]], "output")
+    assert new_grad is None, f"the new weight's grad is {new_grad}"
+    assert old_grad is not None, "the old weight's grad is None"
+    assert_values(old_grad, [[1.0, 1.0]], "old weight's grad")
+
+
 def _unfreeze_between_calls(device, run):
     """A two-layer module, its second layer frozen for one call and unfrozen for the next: layer-2 weight grad."""
     m = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 1)).to(device)

@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from packaging.version import Version
 
 from conformance.harness.checks import SAVED_MODIFIED, assert_values, compiled_since, raises, same_storage
 
@@ -232,6 +233,38 @@ def test_set_dtype_and_device_mismatch(device, run):
     with raises(RuntimeError, "the devices must match"):
         run(set_, x, torch.tensor([5.0, 6.0], device=other))
     assert x.shape == torch.Size([2]) and x._version == 0
+
+
+def _set_empty_then_index(s):
+    x = torch.empty(0, device=s.device)
+    x.set_(s)
+    return x[0]
+
+
+# > SET-12 (eager): In code that makes an empty tensor (`x = torch.empty(0)`) and calls `x.set_(s)`, `x[0]` then reads
+# > the first element of `s` (for `s = [1., 2.]`: `1.`).
+@pytest.mark.clause("SET-12")
+def test_set_on_empty_tensor_then_index(device, run):
+    assert_values(run(_set_empty_then_index, torch.tensor([1.0, 2.0], device=device)), 1.0, "x[0]")
+
+
+# > SET-98 (compile, until 2.5): Before 2.5, SET-12 holds for the same code run compiled: `x[0]` reads `1.`.
+@pytest.mark.clause("SET-98")
+def test_set_on_empty_tensor_then_index_compiled_before_2_5(device, run):
+    assert_values(run(_set_empty_then_index, torch.tensor([1.0, 2.0], device=device)), 1.0, "x[0]")
+
+
+# > SET-99 (compile, since 2.5): From 2.5, the code of SET-12 run compiled fails while it is traced: it raises an
+# > exception whose message contains "index 0 is out of bounds for dimension 0 with size 0"
+# > (`torch._dynamo.exc.BackendCompilerFailed`, a `RuntimeError`, up to 2.12; `IndexError` from 2.13). The graph's fake
+# > tensor for `x` keeps the size 0 that `torch.empty(0)` gave it. Layer: AOTAutograd (Dynamo alone, `backend="eager"`,
+# > compiles it and reads `1.`). Reported as pytorch/pytorch#197399. Run with `aot_eager` and inductor on 2.1.2 to
+# > 2.15.0: it compiles on 2.1.2 to 2.4.1.
+@pytest.mark.clause("SET-99")
+def test_set_on_empty_tensor_then_index_fails_to_trace_from_2_5(device, run):
+    expected = IndexError if Version(torch.__version__) >= Version("2.13") else RuntimeError
+    with raises(expected, "index 0 is out of bounds for dimension 0 with size 0"):
+        run(_set_empty_then_index, torch.tensor([1.0, 2.0], device=device))
 
 
 # > SET-90 (compile, until 2.3): Before 2.3, inside a compiled function, `x.set_(s)` where `x` has fewer elements than

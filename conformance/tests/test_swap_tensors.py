@@ -170,6 +170,44 @@ def test_compiled_swap_as_in_eager(device, clause, run):
     SWAP_TESTS[clause](device, run)
 
 
+def _swap_parameter_between_calls(device, run):
+    """nn.Linear(2, 1, bias=False) called once on [[1, 1]], its weight swapped with a parameter holding [[3, 3]], then
+    called again: the second output."""
+    m = nn.Linear(2, 1, bias=False).to(device)
+    f = run.function(m)
+    x = torch.ones(1, 2, device=device)
+    f(x)
+    torch.utils.swap_tensors(m.weight, nn.Parameter(torch.full((1, 2), 3.0, device=device)))
+    return f(x)
+
+
+# > SWAP-13: A parameter of a compiled module swapped between two calls (`torch.utils.swap_tensors(m.weight,
+# > nn.Parameter(w))`) takes part in the next call with its new values: for `nn.Linear(2, 1, bias=False)`, called once
+# > on the input `[[1, 1]]`, then swapped with a parameter holding `[[3, 3]]`, the next call gives `6`. Compiled, from
+# > 2.11 (SWAP-92 before).
+@pytest.mark.clause("SWAP-13")
+@pytest.mark.compiled_since("2.11", before="SWAP-92")
+def test_parameter_swapped_between_calls_takes_part(device, run):
+    assert_values(_swap_parameter_between_calls(device, run), [[6.0]], "output")
+
+
+# > SWAP-92 (compile, 2.3-2.11): From 2.3 to 2.10, in the setting of SWAP-13, the swap between the calls raises
+# > `RuntimeError` whose message contains "Cannot swap t1 because it has weakref associated with it", and the parameter
+# > keeps its values: the compiled module holds weak references to its parameters (pytorch/pytorch#186796). Layer:
+# > AOTAutograd on 2.3 and 2.4 (Dynamo alone, `backend="eager"`, leaves the swap possible there), Dynamo from 2.5 (the
+# > same with `backend="eager"`). Run with `aot_eager`, inductor and `backend="eager"` on 2.3.1 to 2.15.0.
+@pytest.mark.clause("SWAP-92")
+def test_parameter_swap_between_compiled_calls_refused(device, run):
+    m = nn.Linear(2, 1, bias=False).to(device)
+    before = m.weight.detach().clone()
+    f = run.function(m)
+    f(torch.ones(1, 2, device=device))
+    with raises(RuntimeError, "Cannot swap t1 because it has weakref associated with it"):
+        torch.utils.swap_tensors(m.weight, nn.Parameter(torch.full((1, 2), 3.0, device=device)))
+    if device != "meta":
+        assert_values(m.weight, before.tolist(), "weight")
+
+
 # > SWAP-6: Before 2.3, `torch.utils` has no `swap_tensors` and `torch.__future__` has no
 # > `set_swap_module_params_on_conversion`.
 @pytest.mark.clause("SWAP-6")

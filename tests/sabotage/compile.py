@@ -20,6 +20,20 @@ def requires_grad_ignored():
     torch.nn.Module.requires_grad_ = lambda self, requires_grad=True: self
 
 
+_register_parameter = torch.nn.Module.register_parameter
+
+
+def parameter_replacement_dropped():
+    """A parameter assigned to a name that holds one already is dropped: the old parameter stays registered."""
+
+    @functools.wraps(_register_parameter)
+    def register_parameter(self, name, param):
+        if self._parameters.get(name) is None:
+            _register_parameter(self, name, param)
+
+    torch.nn.Module.register_parameter = register_parameter
+
+
 def run_ignores_mode():
     """The ``run`` fixture runs every step eagerly, whatever the mode: compile mode tests nothing compiled."""
     modes.Runner.function = lambda self, step: step
@@ -41,4 +55,5 @@ def run_ignores_backend():
 # run_ignores_mode is checked by tests/test_sensitivity.py::test_run_ignoring_the_mode_fails_the_divergences.
 CASES = [
     ("requires_grad_ignored", "test_compile.py", {"COMPILE-1", "COMPILE-5"}),
+    ("parameter_replacement_dropped", "test_compile.py", {"COMPILE-11"}),
 ]

@@ -35,7 +35,19 @@ def set_copies_values():
     torch.Tensor.set_ = functools.wraps(_set)(set_)
 
 
+def set_keeps_shape():
+    """`x.set_(s)` takes the storage of `s` but keeps the shape and strides of `x`."""
+
+    def set_(self, source=None, *args, **kwargs):
+        if isinstance(source, torch.Tensor) and not args and not kwargs:
+            return _set(self, source.untyped_storage(), self.storage_offset(), self.shape, self.stride())
+        return _set(self, *(() if source is None else (source,)), *args, **kwargs)
+
+    torch.Tensor.set_ = functools.wraps(_set)(set_)
+
+
 CASES = [
     ("set_through_data", "test_set.py", {"SET-3", "SET-6", "SET-8", "SET-10"}),
     ("set_copies_values", "test_set.py", {"SET-1", "SET-2", "SET-10"}),
+    ("set_keeps_shape", "test_set.py", {"SET-1", "SET-12"}),
 ]

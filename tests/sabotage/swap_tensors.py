@@ -14,6 +14,11 @@ def swap_exchanges_data_only():
     torch.utils.swap_tensors = swap
 
 
+def swap_does_nothing():
+    """`swap_tensors` returns at once: no error, nothing exchanged."""
+    torch.utils.swap_tensors = lambda t1, t2: None
+
+
 def swap_flag_ignored():
     """Module conversion ignores the swap flag (always the default path)."""
     future.get_swap_module_params_on_conversion = lambda: False
@@ -56,6 +61,7 @@ def to_device_keeps_parameter_objects():
 
 CASES = [
     ("swap_exchanges_data_only", "test_swap_tensors.py", {"SWAP-3", "SWAP-4", "SWAP-5"}),
+    ("swap_does_nothing", "test_swap_tensors.py", {"SWAP-1", "SWAP-13"}),
     ("swap_flag_ignored", "test_swap_tensors.py", {"SWAP-10", "SWAP-11"}),
     ("double_skips_submodules", "test_swap_tensors.py", {"SWAP-8", "SWAP-12"}),
     ("to_device_keeps_parameter_objects", "test_swap_tensors.py", {"SWAP-9"}),
