@@ -30,8 +30,16 @@ def _cases():
 
 # Each sabotage run is a pytest of its own (a sabotage patches torch for the whole process). They start from a
 # process that has imported torch, pytest and the harness once (multiprocessing's forkserver): a fork of it instead
-# of a new interpreter saves the imports, most of a run of one test file.
-PRELOADED = ["torch", "pytest", "conformance.harness.plugin", "conformance.harness.opdb", "tests.sabotage"]
+# of a new interpreter saves the imports, most of a run of one test file, and tests.preload computes what each run
+# would compute again (the registry, the fingerprints' reach).
+PRELOADED = [
+    "torch",
+    "pytest",
+    "conformance.harness.plugin",
+    "conformance.harness.opdb",
+    "tests.sabotage",
+    "tests.preload",
+]
 
 
 def run_conformance(tmp_path, *args, env=None):
