@@ -36,10 +36,10 @@ PYPROJECT = nox.project.load_toml("pyproject.toml")
 PYTHON = "3.11"
 RESULTS = Path("conformance/results")
 PYTEST = ("python", "-m", "pytest", "-p", "no:cacheprovider")  # the suite, from this checkout
+MODES = ",".join(reg.MODES)  # a recording and the range checks run every mode (harness/modes.py)
 
 
 # What the suite needs beside torch: the package's own dependencies (pyproject.toml), one list for both.
-MODES = ",".join(reg.MODES)  # a recording and the range checks run every mode (harness/modes.py)
 SUITE_NEEDS = PYPROJECT["project"]["dependencies"]
 # Disk one torch release takes, environment + uv's cache of its wheels: from PyPI (CUDA builds) 4.3-5.4 GB of
 # environment on 2.0.1-2.15.0 plus the cached wheels; CPU-only 2.13.0, 0.75 GB installed + a 0.19 GB wheel.
