@@ -1064,6 +1064,29 @@ INDUCTOR_STEPS = {
 # > exactly 1: once per input the step mutates, however many updates it makes (the three updates count 1, eagerly 3),
 # > where with `aot_eager` a step counts 2 from 2.5 (VERSION-96). On `meta` (inductor runs there from 2.8) the counts
 # > are those of `aot_eager`: not specified. Layer: Inductor.
+def _double(t):
+    t.mul_(2)
+
+
+# > VERSION-103 (inductor, cpu, until 2.5): Before 2.5, compiled with inductor, an in-place update inside the step of a
+# > tensor that a graph saved goes undetected, and the gradient is silently wrong: for `z = (x * 1).exp()` (`exp` saves
+# > its result; `x` a leaf `[1., 2.]` that requires grad) and the step `z.mul_(2)` run under `torch.no_grad()`,
+# > `z._version` stays 0, and `z.sum().backward()` does not raise: it reads the updated `z`, and `x.grad` is
+# > `2 * exp(x)` (`[5.4366, 14.7781]`), twice the gradient of the graph as built. Eagerly and with `aot_eager`, that
+# > backward raises the error of VERSION-6 ("one of the variables needed for gradient computation has been modified by
+# > an inplace operation"), and so it does with inductor from 2.5, where the step bumps the counter (VERSION-102).
+# > Layer: Inductor. Run with `backend="eager"`, `aot_eager` and inductor on 2.1.2 to 2.5.1.
+@pytest.mark.clause("VERSION-103")
+def test_saved_result_updated_by_inductor_step_goes_undetected_before_2_5(device, run):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
+    z = (x * 1).exp()
+    with torch.no_grad():
+        run(_double, z)
+    assert z._version == 0
+    z.sum().backward()
+    assert x.grad.tolist() == pytest.approx((2 * torch.tensor([1.0, 2.0]).exp()).tolist())
+
+
 def _inductor_count_params():
     for clause, bump in ((pytest.mark.clause("VERSION-101"), 0), (pytest.mark.clause("VERSION-102"), 1)):
         for case, (_, _, eager_count, _) in INDUCTOR_STEPS.items():
