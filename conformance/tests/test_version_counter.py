@@ -1054,6 +1054,14 @@ INDUCTOR_STEPS = {
 }
 
 
+def _inductor_count_params():
+    for clause, bump in ((pytest.mark.clause("VERSION-101"), 0), (pytest.mark.clause("VERSION-102"), 1)):
+        for case, (_, _, eager_count, _) in INDUCTOR_STEPS.items():
+            # A count eager code gives too (Dynamo alone gives it) says nothing of the layer the clause names.
+            marks = [clause, *([pytest.mark.no_divergence] if eager_count == bump else [])]
+            yield pytest.param(case, bump, marks=marks, id=f"{case}-{clause.args[0]}")
+
+
 # > VERSION-101: Compiled with inductor, the default backend, from 2.2 to 2.4, on `cpu`, the in-place updates of an
 # > input inside the step are written but leave its `_version` as it was (0 here): `x.mul_(2)` under `torch.no_grad()`
 # > on a leaf that requires grad, `x.add_(1); x.mul_(2); x.sub_(1)`, `x.copy_(src)` from a float64 `src` into a float32
@@ -1064,6 +1072,18 @@ INDUCTOR_STEPS = {
 # > exactly 1: once per input the step mutates, however many updates it makes (the three updates count 1, eagerly 3),
 # > where with `aot_eager` a step counts 2 from 2.5 (VERSION-96). On `meta` (inductor runs there from 2.8) the counts
 # > are those of `aot_eager`: not specified. Layer: Inductor.
+@pytest.mark.parametrize(("case", "bump"), list(_inductor_count_params()))
+def test_inductor_counts_mutated_inputs(device, case, bump, run):
+    make, step, eager_count, values = INDUCTOR_STEPS[case]
+    eagerly = make(device)
+    step(eagerly)
+    assert eagerly._version == eager_count  # what the clause says eager code does, checked beside it
+    x = make(device)
+    run(step, x)
+    assert x._version == bump
+    assert_values(x, values, f"{case}, compiled with inductor")
+
+
 def _double(t):
     t.mul_(2)
 
@@ -1085,23 +1105,3 @@ def test_saved_result_updated_by_inductor_step_goes_undetected_before_2_5(device
     assert z._version == 0
     z.sum().backward()
     assert x.grad.tolist() == pytest.approx((2 * torch.tensor([1.0, 2.0]).exp()).tolist())
-
-
-def _inductor_count_params():
-    for clause, bump in ((pytest.mark.clause("VERSION-101"), 0), (pytest.mark.clause("VERSION-102"), 1)):
-        for case, (_, _, eager_count, _) in INDUCTOR_STEPS.items():
-            # A count eager code gives too (Dynamo alone gives it) says nothing of the layer the clause names.
-            marks = [clause, *([pytest.mark.no_divergence] if eager_count == bump else [])]
-            yield pytest.param(case, bump, marks=marks, id=f"{case}-{clause.args[0]}")
-
-
-@pytest.mark.parametrize(("case", "bump"), list(_inductor_count_params()))
-def test_inductor_counts_mutated_inputs(device, case, bump, run):
-    make, step, eager_count, values = INDUCTOR_STEPS[case]
-    eagerly = make(device)
-    step(eagerly)
-    assert eagerly._version == eager_count  # what the clause says eager code does, checked beside it
-    x = make(device)
-    run(step, x)
-    assert x._version == bump
-    assert_values(x, values, f"{case}, compiled with inductor")
