@@ -161,9 +161,7 @@ def test_modules(clauses: list[str]) -> list[str]:
     """The test modules that hold tests of these clauses (fingerprints.units), as pytest paths. Leaving the others
     out is safe: the manifest still expects every test of each clause, and a clause one of whose tests was not
     collected is not-run, which --record refuses."""
-    wanted = set(clauses)
-    units = fp.units()
-    return sorted({u.path.relative_to(Path.cwd()).as_posix() for u in units if u.clauses is None or u.clauses & wanted})
+    return sorted(path.relative_to(Path.cwd()).as_posix() for path in fp.modules_of(clauses))
 
 
 def outside_their_range(clauses: list[str], torch: str) -> list[str]:

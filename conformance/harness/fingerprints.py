@@ -355,6 +355,12 @@ def units() -> tuple[Unit, ...]:
     return tuple(found)
 
 
+def modules_of(clauses) -> set[Path]:
+    """The test modules that hold tests of these clauses (and every module with a computed marker, tied to all)."""
+    wanted = set(clauses)
+    return {u.path for u in units() if u.clauses is None or u.clauses & wanted}
+
+
 @cache
 def harness_digest() -> str:
     reach = Reach()
@@ -364,6 +370,7 @@ def harness_digest() -> str:
 
 
 def clause_digest(clause: reg.Clause) -> str:
+    """What of a clause decides its outcomes: everything but its evidence (why its level is what it is)."""
     c = clause
     meta = (c.id, c.page, c.level, " ".join(c.text.split()), str(c.since), str(c.until), c.needs_values)
     meta += (c.withdrawn, c.devices, c.modes, tuple(str(v) for v in c.also_on), c.details, c.scope)

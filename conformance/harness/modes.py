@@ -27,10 +27,12 @@ Dynamo's guards). Dynamo is reset before each compile-mode test. A graph break i
 the number of breaks is recorded as an observation.
 
 Attribution: when a compiled-mode test fails, or passes for a clause about compiled modes only (a
-divergence from eager, ``:modes: compile``), the harness runs it again with the lighter backends, in
-LAYERS' order, and records the layer the behaviour comes from as the observation "diverging layer": the
-first whose backend alone gives the same outcome (``dynamo``: ``backend="eager"``, Dynamo alone;
-``aot_autograd``: ``aot_eager``), else the mode's own (``inductor`` for the inductor mode).
+divergence from eager, ``:modes: compile``), the harness runs it again, first with the step uncompiled: the same
+outcome means no divergence (the test checks what holds eagerly too, or fails eagerly too) and no layer is
+recorded. Otherwise it runs it with the lighter backends, in LAYERS' order, and records the layer the behaviour
+comes from as the observation "diverging layer": the first whose backend alone gives the same outcome
+(``dynamo``: ``backend="eager"``, Dynamo alone; ``aot_autograd``: ``aot_eager``), else the mode's own
+(``inductor`` for the inductor mode).
 """
 
 from __future__ import annotations
@@ -330,7 +332,7 @@ class Runner:
 
     def function(self, step):
         """The step as this mode runs it: itself in eager mode, compiled once in a compiled mode."""
-        if self.mode == "eager":
+        if self.backend is None:  # eager mode, or the uncompiled rerun of layer()
             return step
         import torch
         from torch._dynamo.utils import counters
@@ -377,16 +379,17 @@ class Runner:
     def __call__(self, step, *args, **kwargs):
         return self.function(step)(*args, **kwargs)
 
-    def layer(self, rerun, passed: bool) -> str:
-        """The layer whose behaviour the test saw: run the test again with each lighter backend (LAYERS).
+    def layer(self, rerun, passed: bool) -> str | None:
+        """The layer whose behaviour the test saw: run the test again uncompiled, then with each lighter backend.
 
-        The first backend that alone gives the same outcome names the layer; none: the mode's own backend's layer.
+        The same outcome uncompiled: None (no divergence). Else the first backend of LAYERS that alone gives the same
+        outcome names the layer; none: the mode's own backend's layer.
         """
         import pytest
 
         own = [backend for backend, _ in LAYERS].index(self.backend)
         try:
-            for backend, layer in LAYERS[:own]:
+            for backend, layer in ((None, None), *LAYERS[:own]):
                 self.backend = backend
                 reset_dynamo()
                 try:

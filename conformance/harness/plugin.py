@@ -104,10 +104,6 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "only_devices(*names): run this test on these devices only")
     config.addinivalue_line(
         "markers",
-        "no_divergence: this compiled test checks what holds in eager mode too; it never decides its clause's layer",
-    )
-    config.addinivalue_line(
-        "markers",
         "compiled_since(release, before=clauses, also_on=series, devices=names): compile mode of this test is"
         " specified from this torch release; before, the compile-only clauses named say what the step does"
         " (harness/modes.CompiledSince)",
@@ -334,14 +330,15 @@ def pytest_runtest_makereport(item, call):
         observed["graph breaks"] = runner.graph_breaks
         if runner.leaked_dispatch_state:
             observed["torch.compile left the dispatch-mode state changed (put back)"] = True
-        # Where compiled behaviour departs from eager (a failure, or a clause about compile mode only): which layer.
-        # A test that checks only what holds eagerly too (no_divergence) would find Dynamo alone the same: no layer.
-        divergent = report.failed or (
-            any(c.compiled_only for c in clauses) and not item.get_closest_marker("no_divergence")
-        )
+        # Where compiled behaviour may depart from eager (a failure, or a clause about compile mode only): which
+        # layer; none where the step run uncompiled gives the same outcome.
+        divergent = report.failed or any(c.compiled_only for c in clauses)
         if runner.compiled_steps and divergent:
-            observed["diverging layer"] = layer = runner.layer(item.runtest, report.passed)
-            report.sections.append(("conformance", f"diverging layer: {layer} (rerun with backend='eager')"))
+            layer = runner.layer(item.runtest, report.passed)
+            if layer is not None:
+                observed["diverging layer"] = layer
+            said = f"diverging layer: {layer}" if layer else "no diverging layer: the same outcome uncompiled"
+            report.sections.append(("conformance", said))
     info = {
         "clauses": [c.id for c in clauses],
         "device": device,

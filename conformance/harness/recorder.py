@@ -66,7 +66,9 @@ class Recorder:
         # The files that decide each outcome, as the run starts (the controller writes the results); checked again
         # before writing, so a test edited mid-run is never recorded under its new fingerprint.
         self.sources = None if self.is_worker else fp.sources()
-        self.manifest = Manifest(results.TESTS_DIR.glob("test_*.py"))
+        # Every test module, or with --clauses the modules that hold those clauses' tests: only their outcomes count.
+        only = config._conformance_clauses
+        self.manifest = Manifest(results.TESTS_DIR.glob("test_*.py") if only is None else fp.modules_of(only))
         self.ran: dict[tuple[str, str, str], dict[str, dict]] = defaultdict(dict)  # (clause, device, mode)
         # (clause, device, mode) -> {test id: what that test observed}: merged once the run ends (outcomes.observations)
         self.observed: dict[tuple[str, str, str], dict[str, dict]] = defaultdict(dict)

@@ -73,18 +73,34 @@ DEFAULT_SCOPE = (
 )
 CLAUSE_ID_PATTERN = r"[A-Z][A-Z0-9]*-[1-9][0-9]*"  # one clause ID, e.g. DATA-1 (inside other patterns too)
 CLAUSE_ID = re.compile(f"^{CLAUSE_ID_PATTERN}$")
-OPTIONS = {"level", "detail", "scope", "since", "until", "also-on", "needs", "devices", "modes", "withdrawn"}
+OPTIONS = {
+    "level",
+    "detail",
+    "evidence",
+    "scope",
+    "since",
+    "until",
+    "also-on",
+    "needs",
+    "devices",
+    "modes",
+    "withdrawn",
+}
 EXAMPLE_OPTIONS = {"clauses"}
 DEVICES = ("cpu", "meta", "cuda", "mps")  # kept in step with harness.devices.KNOWN (no torch import here)
 # harness.modes: the update step as written, through torch.compile(backend="aot_eager") (``compile``: the backend the
 # compiled clauses were written for, and the one that attributes a divergence to Dynamo or AOTAutograd), or through
 # the default backend users get, inductor.
-MODES = ("eager", "compile", "inductor")
+# Each mode: the torch.compile backend it runs the update step through (None: as written), and its word in a clause's
+# status line ("Recorded: ... Compiled: ...").
+MODE_TABLE = {"eager": (None, "eager"), "compile": ("aot_eager", "compiled"), "inductor": ("inductor", "inductor")}
+MODES = tuple(MODE_TABLE)
 # The modes of a clause without ``:modes:``. The inductor mode runs the clauses that name it; every other clause is
 # not specified with inductor yet (issue 29: the window was first recorded with it for the clauses that name it).
 DEFAULT_MODES = ("eager", "compile")
 COMPILED_MODES = ("compile", "inductor")
-BACKENDS = {"compile": "aot_eager", "inductor": "inductor"}  # the torch.compile backend of each compiled mode
+BACKENDS = {mode: backend for mode, (backend, _) in MODE_TABLE.items() if backend}
+MODE_WORDS = {mode: word for mode, (_, word) in MODE_TABLE.items()}
 INDUCTOR_NOT_YET = "not specified with the inductor backend yet (a clause names `inductor` in :modes: where it is)"
 
 
@@ -130,6 +146,9 @@ class Clause:
     also_on: tuple[Version, ...] = ()  # release series (2.1 = every 2.1.x) outside since/until where it holds too
     details: tuple[str, ...] = ()  # OBSERVED only: the implementation details it pins, keys of DETAILS
     scope: str | None = None  # the tensors it is about; None: DEFAULT_SCOPE
+    # What justifies its level: a torch doc section, a torch test, an issue or a source comment (markdown). Not part of
+    # its fingerprint (harness/fingerprints.clause_digest): the reason for a level decides no outcome.
+    evidence: str | None = None
 
     @property
     def anchor(self) -> str:
@@ -344,6 +363,9 @@ def _clause(arg: str, line: int, body: Body, page: str, stem: str) -> Clause:
     scope = opts.get("scope", (None,))[0]
     if scope == "":
         raise SpecError(f"{at['scope']}: :scope: needs the tensors the clause is about")
+    evidence = opts.get("evidence", (None,))[0]
+    if evidence == "":
+        raise SpecError(f"{at['evidence']}: :evidence: needs what justifies the level (a doc, a test, an issue)")
     withdrawn = opts.get("withdrawn", (None,))[0]
     if withdrawn == "":
         raise SpecError(f"{at['withdrawn']}: :withdrawn: needs a reason")
@@ -364,6 +386,7 @@ def _clause(arg: str, line: int, body: Body, page: str, stem: str) -> Clause:
         also_on,
         details,
         scope,
+        evidence,
     )
 
 

@@ -49,6 +49,7 @@ def build() -> dict:
                 "level": c.level,
                 "details": list(c.details),
                 "scope": c.scope_text,
+                "evidence": c.evidence,
                 "statement": " ".join(c.text.split()),
                 "since": str(c.since) if c.since else None,
                 "until": str(c.until) if c.until else None,

@@ -49,10 +49,7 @@ def devices_run() -> list[str]:
 
 
 def column(device: str, mode: str) -> str:
-    return device if mode == "eager" else f"{device} {MODE_WORDS[mode]}"
-
-
-MODE_WORDS = {"eager": "eager", "compile": "compiled", "inductor": "inductor"}  # as a clause's status line says them
+    return device if mode == "eager" else f"{device} {reg.MODE_WORDS[mode]}"
 
 
 def outcomes(clause_id: str) -> dict[str, dict[str, list[str]]]:
@@ -186,9 +183,9 @@ def clause_line(clause: reg.Clause) -> str:
             continue
         told = "; ".join(f"{'; '.join(story)} ({', '.join(devices)})" for story, devices in stories.items())
         if told:
-            sentences.append(f"{MODE_WORDS[mode].capitalize()}: {told}." if sentences else f"{told}.")
+            sentences.append(f"{reg.MODE_WORDS[mode].capitalize()}: {told}." if sentences else f"{told}.")
     if same and sentences:
-        sentences[0] = sentences[0][:-2] + f"; eager and {' and '.join(MODE_WORDS[m] for m in same)})."
+        sentences[0] = sentences[0][:-2] + f"; eager and {' and '.join(reg.MODE_WORDS[m] for m in same)})."
     text = " ".join(sentences) or "not applicable on every recorded release."
     return " ".join(["Recorded:", text, *boundaries(clause)])
 

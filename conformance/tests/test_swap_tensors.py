@@ -170,15 +170,24 @@ def test_compiled_swap_as_in_eager(device, clause, run):
     SWAP_TESTS[clause](device, run)
 
 
-def _swap_parameter_between_calls(device, run):
-    """nn.Linear(2, 1, bias=False) called once on [[1, 1]], its weight swapped with a parameter holding [[3, 3]], then
-    called again: the second output."""
+def _called_once(device, run):
+    """nn.Linear(2, 1, bias=False), its step (the module) as the mode runs it, called once on [[1, 1]]."""
     m = nn.Linear(2, 1, bias=False).to(device)
     f = run.function(m)
-    x = torch.ones(1, 2, device=device)
-    f(x)
-    torch.utils.swap_tensors(m.weight, nn.Parameter(torch.full((1, 2), 3.0, device=device)))
-    return f(x)
+    f(torch.ones(1, 2, device=device))
+    return m, f
+
+
+def _swap_in_threes(m) -> None:
+    torch.utils.swap_tensors(m.weight, nn.Parameter(torch.full((1, 2), 3.0, device=m.weight.device)))
+
+
+def _swap_parameter_between_calls(device, run):
+    """The module of _called_once, its weight swapped with a parameter holding [[3, 3]], then called again: the second
+    output."""
+    m, f = _called_once(device, run)
+    _swap_in_threes(m)
+    return f(torch.ones(1, 2, device=device))
 
 
 # > SWAP-13: A parameter of a compiled module swapped between two calls (`torch.utils.swap_tensors(m.weight,
@@ -198,12 +207,10 @@ def test_parameter_swapped_between_calls_takes_part(device, run):
 # > same with `backend="eager"`). Run with `aot_eager`, inductor and `backend="eager"` on 2.3.1 to 2.15.0.
 @pytest.mark.clause("SWAP-92")
 def test_parameter_swap_between_compiled_calls_refused(device, run):
-    m = nn.Linear(2, 1, bias=False).to(device)
+    m, _ = _called_once(device, run)
     before = m.weight.detach().clone()
-    f = run.function(m)
-    f(torch.ones(1, 2, device=device))
     with raises(RuntimeError, "Cannot swap t1 because it has weakref associated with it"):
-        torch.utils.swap_tensors(m.weight, nn.Parameter(torch.full((1, 2), 3.0, device=device)))
+        _swap_in_threes(m)
     if device != "meta":
         assert_values(m.weight, before.tolist(), "weight")
 

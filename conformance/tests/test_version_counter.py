@@ -1056,10 +1056,8 @@ INDUCTOR_STEPS = {
 
 def _inductor_count_params():
     for clause, bump in ((pytest.mark.clause("VERSION-101"), 0), (pytest.mark.clause("VERSION-102"), 1)):
-        for case, (_, _, eager_count, _) in INDUCTOR_STEPS.items():
-            # A count eager code gives too (Dynamo alone gives it) says nothing of the layer the clause names.
-            marks = [clause, *([pytest.mark.no_divergence] if eager_count == bump else [])]
-            yield pytest.param(case, bump, marks=marks, id=f"{case}-{clause.args[0]}")
+        for case in INDUCTOR_STEPS:
+            yield pytest.param(case, bump, marks=clause, id=f"{case}-{clause.args[0]}")
 
 
 # > VERSION-101: Compiled with inductor, the default backend, from 2.2 to 2.4, on `cpu`, the in-place updates of an

@@ -135,6 +135,11 @@ class ClauseDirective(SphinxDirective):
         head += nodes.inline("", " · " + "; ".join(facts), classes=["clause-range"])
         box += head
         self.state.nested_parse(self.content, self.content_offset, box)
+        if clause.evidence:  # why its level: markdown, parsed like the statement
+            said, problems = self.state.inline_text(clause.evidence, self.lineno)
+            box += nodes.paragraph(
+                "", "", nodes.Text(f"Why {clause.level}: "), *said, *problems, classes=["clause-evidence"]
+            )
         box += nodes.paragraph("", "", *linked_ids(status.clause_line(clause)), classes=["clause-status", "no-search"])
         return [box]
 
