@@ -135,11 +135,13 @@ class ClauseDirective(SphinxDirective):
         head += nodes.inline("", " · " + "; ".join(facts), classes=["clause-range"])
         box += head
         self.state.nested_parse(self.content, self.content_offset, box)
-        if clause.evidence:  # why its level: markdown, parsed like the statement
+        if clause.evidence:  # why its level, folded: its line sits in the box's top right corner (clauses.css)
             said, problems = self.state.inline_text(clause.evidence, self.lineno)
-            box += nodes.paragraph(
-                "", "", nodes.Text(f"Why {clause.level}: "), *said, *problems, classes=["clause-evidence"]
+            box += nodes.raw(
+                "", f'<details class="clause-evidence"><summary>why {clause.level}</summary>', format="html"
             )
+            box += nodes.paragraph("", "", *said, *problems)
+            box += nodes.raw("", "</details>", format="html")
         box += nodes.paragraph("", "", *linked_ids(status.clause_line(clause)), classes=["clause-status", "no-search"])
         return [box]
 
@@ -315,6 +317,65 @@ def add_compiled_line(app, doctree):
     page.insert(page.index(after) + 1 if after is not None else 1, line)
 
 
+# Parts of a spec page that a reader looking for the rule of eager code does not need on first view fold under one
+# line, where they stand; headings stay in the page's contents, and clause_fold.js opens the fold a link lands in.
+# Sections by the start of their title, with the line said for them ({n}: their executed examples, {k}: clauses):
+FOLDED_SECTIONS = {
+    "Under torch.compile": "what changes when the update runs under torch.compile ({k} clauses)",
+    "Examples": "{n} executed examples",
+    "Errata of the source material": "what the source write-ups get wrong here, entry by entry",
+}
+
+
+def fold_page(app, doctree):
+    """On each spec page: the sections of FOLDED_SECTIONS fold whole, and elsewhere (but on the compile page, all of it
+    about compiled code) every run of consecutive clauses about compiled code only folds under a line naming them."""
+    docname = app.env.docname
+    if not docname.startswith("spec/"):
+        return
+    clauses = reg.default().clauses
+    folded = []
+    for section in list(doctree.findall(nodes.section)):
+        title = section[0].astext() if section.children and isinstance(section[0], nodes.title) else ""
+        line = next((line for start, line in FOLDED_SECTIONS.items() if title.startswith(start)), None)
+        if line is None or len(section) < 2 or any(section in fold.parent.findall(nodes.section) for fold in folded):
+            continue
+        body = list(section.children[1:])
+        n = sum(1 for b in body for x in b.findall(nodes.literal_block) if "spec-example" in x["classes"])
+        k = sum(1 for b in body for x in b.findall(nodes.container) if _clause_of(x, clauses))
+        folded.append(_fold(section, body, line.format(n=n, k=k)))
+    if docname == "spec/compile":
+        return
+    for parent in list(doctree.findall(nodes.Element)):
+        run: list[nodes.Element] = []
+        for child in [*parent.children, None]:
+            clause = _clause_of(child, clauses)
+            if clause is not None and clause.compiled_only:
+                run.append(child)
+                continue
+            if len(run) and not any(run[0] in fold.parent.findall(nodes.container) for fold in folded):
+                ids = ", ".join(_clause_of(box, clauses).id for box in run)
+                noun = "clause" if len(run) == 1 else f"{len(run)} clauses"
+                _fold(parent, run, f"Under torch.compile: {noun} ({ids})")
+            run = []
+
+
+def _clause_of(node, clauses) -> reg.Clause | None:
+    if not isinstance(node, nodes.container) or "clause" not in node["classes"]:
+        return None
+    return next((clauses[name.upper()] for name in node["names"] if name.upper() in clauses), None)
+
+
+def _fold(parent: nodes.Element, children: list[nodes.Node], line: str) -> nodes.raw:
+    """``children`` of ``parent`` (consecutive) inside an HTML <details> whose summary is ``line``; its opening."""
+    at = parent.index(children[0])
+    for child in children:
+        parent.remove(child)
+    opening = nodes.raw("", f'<details class="fold"><summary>{html.escape(line)}</summary>', format="html")
+    parent[at:at] = [opening, *children, nodes.raw("", "</details>", format="html")]
+    return opening
+
+
 def check_consistency(app, env):
     seen = getattr(env, "tus_clauses_seen", set())
     missing = sorted(set(reg.default().clauses) - seen)
@@ -353,6 +414,7 @@ def setup(app):
     app.add_object_type("clause-id", "clause-id", objname="spec clause")  # search targets (see ClauseDirective)
     app.connect("doctree-read", add_page_coverage)
     app.connect("doctree-read", add_compiled_line)
+    app.connect("doctree-read", fold_page)
     app.add_directive("results-coverage", CoverageDirective)
     app.add_role("clause", clause_role)
     app.add_directive("clause", ClauseDirective)

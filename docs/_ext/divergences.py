@@ -8,6 +8,7 @@ the recorded results (the observation "diverging layer" of the compiled runs, ha
 
 from __future__ import annotations
 
+import html
 from collections import defaultdict
 
 from clauses import _clause_link, doc_link, example_link, table
@@ -74,18 +75,34 @@ class DivergencesDirective(SphinxDirective):
             return [nodes.paragraph("", "No divergence between eager and compiled updates is recorded.")]
         # The first example on the clause's own page is the one linked (clauses.ExampleDirective labels it).
         shown = {cid for e in reg.default().examples for cid in reg.default().of_page(e.page, e.clauses)}
-        rows = [
-            [
-                self.clause_cell(c.id, c.id in shown),
-                doc_link(f"spec/{c.page}", nodes.inline(c.page, c.page)),  # the short name: a title fills the row
-                c.range_text(),
-                layers(c.id),
-                self.inline(_first_sentence(c.text)),
+        by_page = defaultdict(list)
+        for c in sorted(clauses, key=lambda c: (c.page, int(c.id.rsplit("-", 1)[1]))):
+            by_page[c.page].append(c)
+        header = ["Clause", "Releases", "Layer (recorded)", "Compiled behaviour"]
+        out = []
+        # One fold per spec page: the page's name and its count on one line each, the table when opened.
+        for page, group in by_page.items():
+            rows = [
+                [
+                    self.clause_cell(c.id, c.id in shown),
+                    c.range_text(),
+                    layers(c.id),
+                    self.inline(_first_sentence(c.text)),
+                ]
+                for c in group
             ]
-            for c in sorted(clauses, key=lambda c: (c.page, int(c.id.rsplit("-", 1)[1])))
-        ]
-        header = ["Clause", "Page", "Releases", "Layer (recorded)", "Compiled behaviour"]
-        return [table(["divergences"], (10, 12, 14, 16, 48), header, rows)]
+            line = f"{page}: {len(group)} clause{'s' if len(group) > 1 else ''} ({group[0].id} to {group[-1].id})"
+            if len(group) == 1:
+                line = f"{page}: 1 clause ({group[0].id})"
+            out += [
+                nodes.raw(
+                    "", f'<details class="fold divergences-page"><summary>{html.escape(line)}</summary>', format="html"
+                ),
+                nodes.paragraph("", "", nodes.Text("Page: "), doc_link(f"spec/{page}")),
+                table(["divergences"], (12, 16, 18, 54), header, rows),
+                nodes.raw("", "</details>", format="html"),
+            ]
+        return out
 
 
 def setup(app):

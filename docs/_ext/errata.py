@@ -4,11 +4,12 @@ The errata are read by conformance/harness/errata.py from docs/errata.md, the si
 of every verdict; this extension renders them there and shows them elsewhere:
 
 - ``:::{erratum} EN-10 <title>`` (docs/errata.md only) renders one entry as a
-  section with the stable anchor ``#en-10``: its title, the post it is from,
-  the quote, the verdict as a coloured badge (from ``:verdict:``), on a Korean
-  entry the verdict and the fix in Korean, the explanation and the correct way
-  (with its corrected snippet), and the proof and the pages that refer to the
-  entry in a dropdown, closed;
+  section with the stable anchor ``#en-10``: its title, the verdict as a
+  coloured badge (from ``:verdict:``) with the entry's lead sentence, on a
+  Korean entry the verdict and the fix in Korean, and the fix (``:fix:``); then,
+  folded under one line (closed): the post it is from, the quote, the
+  explanation and the correct way (with its corrected snippet), the proof and
+  the pages that refer to the entry;
 - ``{erratum}`EN-10``` (any page) renders the ID and the verdict badge of the
   entry, linked to its anchor; an unknown ID is an error (and fails ``-W``);
 - every ID written in plain text ("see KO-29") is made a link to its entry;
@@ -31,8 +32,13 @@ from conformance.harness import errata as src
 
 logger = logging.getLogger(__name__)
 
-# The bullets of an entry shown only on demand, in a dropdown: the explanation and its proof.
+# The bullets of an entry that come last in its fold: the explanation and its proof.
 FOLDED = ("- *What torch does*:", "- *Proof*:")
+# An entry shows its title, verdict and fix, one after another down the page; the rest folds under this line (closed:
+# a link to the entry lands on its title, which is not in the fold).
+FOLD_OPENING = (
+    '<details class="fold erratum-proof"><summary>The quote, the correct way, what torch does and the proof</summary>'
+)
 
 
 class erratum_ref(nodes.inline):  # noqa: N801 (docutils node classes are lower case)
@@ -177,7 +183,6 @@ class ErratumDirective(SphinxDirective):
         title_nodes, messages = self.state.inline_text(f"{entry.id}. {entry.title}", self.lineno)
         section += nodes.title("", "", *title_nodes)
         section += messages
-        section += self._meta(entry)
 
         shown, folded = self._split_folded()
         body = nodes.container()
@@ -194,14 +199,21 @@ class ErratumDirective(SphinxDirective):
         else:
             children.insert(at + 1, nodes.paragraph("", "", *verdict, classes=["erratum-verdict-line"]))
             follow = children[at + 1]
-        if entry.fix_ko:
-            children.insert(children.index(follow) + 1, self._korean_line(entry))
-        for child in children:
-            section += child
-        for block in list(section.findall(nodes.literal_block)):
-            if "corrected" in block["classes"]:  # run by the suite as an example of the clauses it shows
-                block.parent.insert(block.parent.index(block) + 1, example_caption(entry.shows))
-        section += self._folded_dropdown(entry, folded)
+        # Shown: the verdict and the fix (one paragraph), in Korean too on a Korean entry; folded under one line: the
+        # rest.
+        fix, messages = self.state.inline_text(entry.fix_short, self.lineno)
+        follow += [nodes.Text(" "), nodes.inline("", "", nodes.Text("Fix: "), *fix, classes=["erratum-fix"]), *messages]
+        shown_nodes = [follow, *([self._korean_line(entry)] if entry.fix_ko else [])]
+        rest = [self._meta(entry), *(child for child in children if child is not follow)]
+        for node in rest:
+            for block in list(node.findall(nodes.literal_block)):
+                if "corrected" in block["classes"]:  # run by the suite as an example of the clauses it shows
+                    block.parent.insert(block.parent.index(block) + 1, example_caption(entry.shows))
+        section += shown_nodes
+        section += nodes.raw("", FOLD_OPENING, format="html")
+        section += rest
+        section += self._folded(entry, folded)
+        section += nodes.raw("", "</details>", format="html")
         return [section]
 
     def _meta(self, entry: src.Entry) -> nodes.paragraph:
@@ -236,20 +248,15 @@ class ErratumDirective(SphinxDirective):
             (folded if in_folded else shown).append(line, source, offset)
         return shown, folded
 
-    def _folded_dropdown(self, entry: src.Entry, folded: StringList) -> list[nodes.Node]:
-        """What torch does and the proof (clauses, tests, spec pages), then the pages that refer to the entry:
-        closed, so that a reader sees the quote, the verdict and the fix of one entry after another."""
+    def _folded(self, entry: src.Entry, folded: StringList) -> list[nodes.Node]:
+        """What torch does and the proof (clauses, tests, spec pages), then the pages that refer to the entry."""
         text = StringList()
-        text.append(":::::{dropdown} What torch does, and the proof", "<errata>")
-        text.append(":class-container: erratum-proof", "<errata>")
-        text.append("", "<errata>")
         text.extend(folded)
         referring = src.referring_pages().get(entry.id, [])
         if referring:
             links = ", ".join(f"{{doc}}`/{d}`" for d in referring)
             text.append("", "<errata>")
             text.append(f"Referred to from: {links}.", "<errata>")
-        text.append(":::::", "<errata>")
         holder = nodes.container()
         self.state.nested_parse(text, self.content_offset, holder)
         return list(holder.children)

@@ -177,6 +177,17 @@ def matrix_table(versions: list[str], clause_ids: list[str], value) -> nodes.tab
     return table(["conformance-matrix"], [1] * (len(versions) + 1), ["clause", *labels(versions)], rows)
 
 
+def phone_grid(versions: list[str]) -> nodes.raw:
+    """The rules of the phone view (matrix.css, below 40em) that depend on the number of releases: each row a grid of
+    one column per release, a merged cell spanning its releases, the clause (or page) on a line of its own above."""
+    n = len(versions)
+    spans = " ".join(
+        f'table.conformance-matrix td[colspan="{k}"] {{ grid-column: span {k}; }}' for k in range(2, n + 1)
+    )
+    rule = f"table.conformance-matrix tr {{ grid-template-columns: repeat({n}, minmax(0, 1fr)); }} {spans}"
+    return nodes.raw("", f"<style>@media (max-width: 40em) {{ {rule} }}</style>", format="html")
+
+
 def labels(versions: list[str]) -> list[str]:
     """Column headings: "2.10" for 2.10.0, narrow enough for the page, unless two patches of a minor are recorded."""
     minors = [".".join(v.split(".")[:2]) for v in versions]
@@ -190,6 +201,11 @@ def legend() -> nodes.bullet_list:
         para += nodes.inline("", symbol, classes=["outcome-symbol", f"outcome-{k}"])
         para += nodes.Text(f" {meaning}")
         items += nodes.list_item("", para)
+    # Shown on a phone only (matrix.css), where a cell has no room for each device's and mode's symbol.
+    para = nodes.paragraph()
+    para += nodes.inline("", "≠", classes=["outcome-symbol", "outcome-mixed"])
+    para += nodes.Text(" devices or modes differ here (on a wider screen the cell names each)")
+    items += nodes.list_item("", para, classes=["matrix-phone-only"])
     return items
 
 
@@ -228,6 +244,7 @@ class MatrixDirective(SphinxDirective):
         if sentence := never_run_sentence(matrix):
             out.append(sentence)
         out.append(matrix_table(matrix.versions, changing, matrix.combined))
+        out.append(phone_grid(matrix.versions))
         return out
 
 
@@ -247,6 +264,7 @@ class FullMatrixDirective(SphinxDirective):
             box = self.dropdown(title)
             box += matrix_table(matrix.versions, matrix.clause_ids(), functools.partial(matrix.alone, column))
             out.append(box)
+        out.append(phone_grid(matrix.versions))
         return out
 
     def dropdown(self, title: str) -> nodes.Element:

@@ -32,8 +32,9 @@ def population_text(name: str, diverging: str | None = None) -> list[str]:
             f"**{len(members)} members of `{name}`** whose compiled update {{clause}}`{diverging}` covers "
             "(`conformance/harness/modes.py`): " + ", ".join(f"`{m}`" for m in members)
         ]
-    if hasattr(population, "page_lines"):  # drawn from torch (op_db): its recorded members per release
-        return population.page_lines()
+    if hasattr(population, "page_lines"):  # drawn from torch (op_db): its recorded members per release, folded
+        head, *members = population.page_lines()
+        return [head, "", "::::{dropdown} Its members on each recorded release, and the sample", *members, "::::"]
     ids = ", ".join(f"`{mid}`" for mid in population.ids())
     # The description stays in view; the members fold (a long list would push the clauses screens down the page).
     head = f"**Population `{name}`** ({len(population.members)} members): {population.description}"
