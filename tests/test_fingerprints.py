@@ -131,6 +131,16 @@ def test_a_clause_text_stales_that_clause_only(before):
     assert changed(before, fp.compute(edited)) == {"DATA-1"}
 
 
+def test_the_evidence_of_a_level_stales_nothing(before):
+    """:evidence: says why a clause has its level; it decides no outcome: adding or changing it keeps results fresh."""
+    clause = REGISTRY.clauses["DATA-1"]
+    edited = dataclasses.replace(
+        REGISTRY, clauses={**REGISTRY.clauses, "DATA-1": dataclasses.replace(clause, evidence="another doc")}
+    )
+    fp.clear()
+    assert changed(before, fp.compute(edited)) == set()
+
+
 def test_a_marker_written_as_a_computed_value_ties_the_test_to_every_clause(before, edit):
     path = TESTS / "test_load_state_dict.py"
     after = edit(path, lambda s: s.replace('@pytest.mark.clause("LOADSD-2")', "@pytest.mark.clause(*WHICH)"))

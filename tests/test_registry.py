@@ -180,6 +180,11 @@ REJECTED = [
         "spec/p.md:3: unknown detail(s) colour; known: node-name, version-count, compiled",
     ),
     ("empty-scope", ":::{clause} X-1\n:level: MUST\n:scope:\n\nx\n:::\n", "spec/p.md:3: :scope: needs the tensors"),
+    (
+        "empty-evidence",
+        ":::{clause} X-1\n:level: MUST\n:evidence:\n\nx\n:::\n",
+        "spec/p.md:3: :evidence: needs what justifies the level",
+    ),
     ("missing-level", "\n:::{clause} X-1\n:since: 2.1\n\nx\n:::\n", "spec/p.md:2: X-1 needs :level: one of"),
     (
         "bad-needs",
@@ -252,4 +257,10 @@ def test_observed_details_and_scope_are_read(tmp_path):
         True,
     )
     plain = registry.load(write(tmp_path, CLAUSE)).clauses["X-1"]
-    assert (plain.details, plain.scope, plain.scope_text) == ((), None, registry.DEFAULT_SCOPE)
+    assert (plain.details, plain.scope, plain.scope_text, plain.evidence) == ((), None, registry.DEFAULT_SCOPE, None)
+
+
+def test_the_evidence_of_a_level_is_read(tmp_path):
+    page = ":::{clause} X-1\n:level: MUST\n:evidence: the [docs](https://example.org/#a): \"it does\"\n\nx\n:::\n"
+    clause = registry.load(write(tmp_path, page)).clauses["X-1"]
+    assert clause.evidence == 'the [docs](https://example.org/#a): "it does"'

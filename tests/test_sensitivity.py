@@ -131,7 +131,12 @@ def test_sabotage_cases_cover_every_page():
 
 # Clauses about compile mode only: those whose compiled behaviour differs from eager (a run that ignores the mode
 # must make them fail), and those that state, for a range of releases, that compiled code behaves as eager does.
-# (Classified by reading the clauses; to be confirmed by running the sabotage on every release, see issue 10.)
+# (Classified by reading the clauses; to be confirmed by running the sabotage on every release, see issue 10. The
+# recorded layers confirm it on every release: a compiled test whose rerun uncompiled gives another outcome records
+# one, test_recorded_layers_are_divergences_only. COPY-91 (the int64 copy counts 2) and DATA-92 (its test checks that
+# `x.data += 1` raises compiled, from 2.4) and INPLACE-94 (its test also checks that `y.grad_fn` is `CopyBackwards`
+# after the compiled `y.pow_(2)`, as INPLACE-99/100 say; eagerly it is `PowBackward0`) came here from SAME_AS_EAGER by
+# it.)
 DIVERGENT = {
     "CLONE-90",
     "CLONE-91",
@@ -139,6 +144,7 @@ DIVERGENT = {
     "COMPILE-9",
     "COMPILE-90",
     "COPY-90",
+    "COPY-91",
     "COPY-92",
     "COPY-93",
     "COPY-94",
@@ -146,6 +152,7 @@ DIVERGENT = {
     "COPY-96",
     "DATA-90",
     "DATA-91",
+    "DATA-92",
     "DATA-93",
     "DATA-94",
     "DATA-95",
@@ -176,6 +183,7 @@ DIVERGENT = {
     "INPLACE-91",
     "INPLACE-92",
     "INPLACE-93",
+    "INPLACE-94",
     "INPLACE-97",
     "INPLACE-99",
     "INPLACE-100",
@@ -220,12 +228,9 @@ DIVERGENT_ON_META = {"COMPILE-10", "COPY-97", "INDEX-98", "INPLACE-95", "INPLACE
 # and VERSION-100 are UNSPECIFIED: their tests record, they cannot fail).
 SAME_AS_EAGER = {
     "COMPILE-6",
-    "COPY-91",
-    "DATA-92",
     "DATA-99",
     "DATA-100",
     "GRAD-90",
-    "INPLACE-94",
     "INPLACE-98",
     "NOGRAD-90",
     "PUPD-91",
@@ -248,6 +253,51 @@ def test_every_compile_only_clause_is_classified():
     assert compile_only == DIVERGENT | DIVERGENT_ON_META | SAME_AS_EAGER | INDUCTOR_DIVERGENT
     assert not DIVERGENT & SAME_AS_EAGER and not DIVERGENT_ON_META & (DIVERGENT | SAME_AS_EAGER)
     assert not INDUCTOR_DIVERGENT & (DIVERGENT | DIVERGENT_ON_META | SAME_AS_EAGER)
+
+
+# Divergences whose compiled tests behave as eager code on some releases of their range: no layer there.
+EAGER_BEFORE = {"DATA-92": "2.4"}  # before 2.4 `x.data += 1` compiles (DATA-101): its test checks what holds eagerly
+
+
+def _recorded_layers() -> dict[tuple[str, str, str, str], str | None]:
+    """{(clause, torch, device, mode): its recorded diverging layer, or None} for every compiled pass recorded."""
+    from conformance.harness import results, status
+
+    return {
+        (cid, version, device, mode): entry.get("observed", {}).get("diverging layer")
+        for (version, _), doc in status.recorded().items()
+        for (device, mode), table in results.tables(doc)
+        if mode != "eager"
+        for cid, entry in table.items()
+        if entry["outcome"] == "pass"
+    }
+
+
+def test_recorded_layers_are_divergences_only(fresh_results):
+    """A layer is recorded where a compiled test's rerun uncompiled gives another outcome (modes.Runner.layer): on
+    every release and device, never for the clauses whose compiled tests check what holds eagerly too, and always
+    for the divergences where they pass on cpu (but the releases of EAGER_BEFORE)."""
+    from packaging.version import Version
+
+    layers = _recorded_layers()
+    same = sorted(
+        {f"{cid} ({v}, {m}: {layer})" for (cid, v, _, m), layer in layers.items() if layer and cid in SAME_AS_EAGER}
+    )
+    assert not same, f"SAME_AS_EAGER clauses with a diverging layer: {', '.join(same)}"
+    divergent = DIVERGENT | INDUCTOR_DIVERGENT
+    layers = {
+        key: layer
+        for key, layer in layers.items()
+        if not (key[0] in EAGER_BEFORE and Version(key[1]) < Version(EAGER_BEFORE[key[0]]))
+    }
+    unnamed = sorted(
+        {
+            f"{cid} ({v}, {m})"
+            for (cid, v, d, m), layer in layers.items()
+            if d == "cpu" and cid in divergent and not layer
+        }
+    )
+    assert not unnamed, f"divergences passing compiled without a diverging layer: {', '.join(unnamed)}"
 
 
 def test_run_ignoring_the_mode_fails_the_divergences(tmp_path):
