@@ -51,3 +51,45 @@ def test_version_count_lives_at_one_observed_clause():
     assert clauses["VERSION-2"].level == "MUST" and not _pinned(clauses["VERSION-2"])
     assert (clauses["VERSION-40"].level, clauses["VERSION-40"].details) == ("OBSERVED", ("version-count",))
     assert clauses["VERSION-100"].level == "UNSPECIFIED"
+
+
+# MUST clauses for which no evidence was found that torch treats them as contract (no doc, test, maintainer's word or
+# deliberate check; 2026-12-06, issue 28): most describe what compiled code does where eager does otherwise, or a
+# behaviour torch later called a bug and fixed. Each is a candidate for OBSERVED (a :detail: for "a bug, fixed later"
+# and for "undocumented" does not exist yet). This list may only shrink.
+MUST_WITHOUT_EVIDENCE = frozenset(
+    """
+    COMPILE-7 COMPILE-9 COMPILE-10
+    COPY-17 COPY-20 COPY-92 COPY-93 COPY-95
+    DATA-13 DATA-93 DATA-95 DATA-96 DATA-98 DATA-102
+    FUNC-90 FUNC-91
+    FWAD-4
+    GRAD-21 GRAD-91 GRAD-92
+    INDEX-4 INDEX-5 INDEX-90 INDEX-95 INDEX-97
+    INFER-20 INFER-25 INFER-41 INFER-90 INFER-91
+    INPLACE-26 INPLACE-27 INPLACE-82 INPLACE-95 INPLACE-97
+    NEW-17
+    NOGRAD-14 NOGRAD-93
+    PUPD-90 PUPD-92
+    REQGRAD-14 REQGRAD-90
+    SET-90 SET-91 SET-92 SET-94 SET-95 SET-96
+    SWAP-90
+    VERSION-41 VERSION-44 VERSION-70 VERSION-95
+    VIEW-91 VIEW-94 VIEW-95 VIEW-96 VIEW-97
+    """.split()
+)
+
+
+def test_every_must_clause_says_why_it_is_contract():
+    """A MUST clause carries :evidence: (why torch treats it as contract), unless it is one of the older clauses of
+    MUST_WITHOUT_EVIDENCE; a clause that leaves MUST or gets evidence leaves that list."""
+    clauses = reg.default().clauses.values()
+    without = {c.id for c in clauses if c.level == "MUST" and not c.withdrawn and not c.evidence}
+    assert not (new := sorted(without - MUST_WITHOUT_EVIDENCE)), (
+        f"MUST clauses without :evidence: {', '.join(new)}: say what makes each contract (a torch doc, a test of "
+        "torch's, an issue, a deliberate check), or give it another level"
+    )
+    assert not (done := sorted(MUST_WITHOUT_EVIDENCE - without)), (
+        f"take {', '.join(done)} out of MUST_WITHOUT_EVIDENCE (tests/test_levels.py): each has evidence now, or is "
+        "no MUST clause"
+    )

@@ -107,7 +107,7 @@ REJECTED = [
     (
         "unknown-option",
         ":::{clause} X-1\n:level: MUST\n:color: red\n\nx\n:::\n",
-        "spec/p.md:3: unknown option :color:; known: :also-on: :detail: :devices: :level:",
+        "spec/p.md:3: unknown option :color:; known: :also-on: :detail: :devices: :evidence: :level:",
     ),
     (
         "example-option",
