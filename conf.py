@@ -59,7 +59,9 @@ html_favicon = "docs/_static/favicon.svg"  # else every page asks for /favicon.i
 html_static_path = ["docs/_static"]
 html_extra_path = ["docs/_root"]  # index.html at the site root, redirecting to the landing page
 html_css_files = ["clauses.css", "matrix.css", "releases.css"]
-html_js_files = ["your_torch.js", "clause_fold.js"]  # the "Your torch" page (docs/your_torch.md); does nothing on other pages
+# your_torch.js: the "Your torch" page (docs/your_torch.md), nothing elsewhere; clause_fold.js: opens the fold a link
+# lands in (docs/_ext/clauses.py, fold_page).
+html_js_files = ["your_torch.js", "clause_fold.js"]
 html_search_scorer = "docs/_static/scorer.js"  # clause IDs and pasted errors find their entry first
 copybutton_prompt_text = r">>> |\.\.\. "
 copybutton_prompt_is_regexp = True
