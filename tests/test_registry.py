@@ -261,6 +261,6 @@ def test_observed_details_and_scope_are_read(tmp_path):
 
 
 def test_the_evidence_of_a_level_is_read(tmp_path):
-    page = ":::{clause} X-1\n:level: MUST\n:evidence: the [docs](https://example.org/#a): \"it does\"\n\nx\n:::\n"
+    page = ':::{clause} X-1\n:level: MUST\n:evidence: the [docs](https://example.org/#a): "it does"\n\nx\n:::\n'
     clause = registry.load(write(tmp_path, page)).clauses["X-1"]
     assert clause.evidence == 'the [docs](https://example.org/#a): "it does"'
