@@ -40,7 +40,10 @@ const rows = (items, columns, root) => {
   const body = table.createTBody();
   for (const item of items) {
     const c = item.clause;
-    const cells = columns.map((column) => `<td class="outcome-${item[column]}">${SYMBOL[item[column]]}</td>`);
+    // data-column: the release a cell is of, said before it on a phone, where the header row is hidden (releases.css)
+    const cells = columns.map(
+      (column) => `<td class="outcome-${item[column]}" data-column="${column}">${SYMBOL[item[column]]}</td>`,
+    );
     const row = body.insertRow();
     row.innerHTML = `<td><a href="${root}${c.url}">${c.id}</a></td><td>${c.level}</td>${cells.join("")}` +
       `<td>${statementHTML(c.statement)}</td>`;
