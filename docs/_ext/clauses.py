@@ -321,7 +321,7 @@ def add_compiled_line(app, doctree):
 # line, where they stand; headings stay in the page's contents, and clause_fold.js opens the fold a link lands in.
 # Sections by the start of their title, with the line said for them ({n}: their executed examples, {k}: clauses):
 FOLDED_SECTIONS = {
-    "Under torch.compile": "what changes when the update runs under torch.compile ({k} clauses)",
+    "Under torch.compile": "what changes when the update runs under torch.compile ({k})",
     "Examples": "{n} executed examples",
     "Errata of the source material": "what the source write-ups get wrong here, entry by entry",
 }
@@ -343,7 +343,7 @@ def fold_page(app, doctree):
         body = list(section.children[1:])
         n = sum(1 for b in body for x in b.findall(nodes.literal_block) if "spec-example" in x["classes"])
         k = sum(1 for b in body for x in b.findall(nodes.container) if _clause_of(x, clauses))
-        folded.append(_fold(section, body, line.format(n=n, k=k)))
+        folded.append(_fold(section, body, line.format(n=n, k=_clauses_counted(k))))
     if docname == "spec/compile":
         return
     for parent in list(doctree.findall(nodes.Element)):
@@ -355,9 +355,12 @@ def fold_page(app, doctree):
                 continue
             if len(run) and not any(run[0] in fold.parent.findall(nodes.container) for fold in folded):
                 ids = ", ".join(_clause_of(box, clauses).id for box in run)
-                noun = "clause" if len(run) == 1 else f"{len(run)} clauses"
-                _fold(parent, run, f"Under torch.compile: {noun} ({ids})")
+                _fold(parent, run, f"Under torch.compile: {_clauses_counted(len(run))} ({ids})")
             run = []
+
+
+def _clauses_counted(k: int) -> str:
+    return {0: "prose", 1: "1 clause"}.get(k, f"{k} clauses")
 
 
 def _clause_of(node, clauses) -> reg.Clause | None:
