@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import html
-
-from clauses import table
+from clauses import folded, table
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
@@ -34,12 +32,9 @@ class BadInputTableDirective(SphinxDirective):
                 [case.what, nodes.literal(case.shown, case.shown), nodes.literal(case.says, case.says), str(case.exit)]
                 for case in module.CASES
             ]
-            line = f"Bad input of {about}: {len(rows)} cases"
-            out += [
-                nodes.raw("", f'<details class="fold"><summary>{html.escape(line)}</summary>', format="html"),
-                table(["bad-input"], (24, 34, 36, 6), HEADER, rows),
-                nodes.raw("", "</details>", format="html"),
-            ]
+            out += folded(
+                f"Bad input of {about}: {len(rows)} cases", [table(["bad-input"], (24, 34, 36, 6), HEADER, rows)]
+            )
         return out
 
 

@@ -137,11 +137,7 @@ class ClauseDirective(SphinxDirective):
         self.state.nested_parse(self.content, self.content_offset, box)
         if clause.evidence:  # why its level, folded: its line sits in the box's top right corner (clauses.css)
             said, problems = self.state.inline_text(clause.evidence, self.lineno)
-            box += nodes.raw(
-                "", f'<details class="clause-evidence"><summary>why {clause.level}</summary>', format="html"
-            )
-            box += nodes.paragraph("", "", *said, *problems)
-            box += nodes.raw("", "</details>", format="html")
+            box += folded(f"why {clause.level}", [nodes.paragraph("", "", *said, *problems)], "clause-evidence")
         box += nodes.paragraph("", "", *linked_ids(status.clause_line(clause)), classes=["clause-status", "no-search"])
         return [box]
 
@@ -369,14 +365,19 @@ def _clause_of(node, clauses) -> reg.Clause | None:
     return next((clauses[name.upper()] for name in node["names"] if name.upper() in clauses), None)
 
 
+def folded(line: str, children: list[nodes.Node], classes: str = "fold") -> list[nodes.Node]:
+    """``children`` inside an HTML <details> (closed) whose summary is ``line``: every fold of the site."""
+    opening = nodes.raw("", f'<details class="{classes}"><summary>{html.escape(line)}</summary>', format="html")
+    return [opening, *children, nodes.raw("", "</details>", format="html")]
+
+
 def _fold(parent: nodes.Element, children: list[nodes.Node], line: str) -> nodes.raw:
-    """``children`` of ``parent`` (consecutive) inside an HTML <details> whose summary is ``line``; its opening."""
+    """``children`` of ``parent`` (consecutive) folded in place under ``line``; the fold's opening."""
     at = parent.index(children[0])
     for child in children:
         parent.remove(child)
-    opening = nodes.raw("", f'<details class="fold"><summary>{html.escape(line)}</summary>', format="html")
-    parent[at:at] = [opening, *children, nodes.raw("", "</details>", format="html")]
-    return opening
+    parent[at:at] = fold = folded(line, children)
+    return fold[0]
 
 
 def check_consistency(app, env):

@@ -8,10 +8,9 @@ the recorded results (the observation "diverging layer" of the compiled runs, ha
 
 from __future__ import annotations
 
-import html
 from collections import defaultdict
 
-from clauses import _clause_link, doc_link, example_link, table
+from clauses import _clause_link, _clauses_counted, doc_link, example_link, folded, table
 from docutils import nodes
 from docutils.statemachine import StringList
 from packaging.version import Version
@@ -91,17 +90,13 @@ class DivergencesDirective(SphinxDirective):
                 ]
                 for c in group
             ]
-            line = f"{page}: {len(group)} clause{'s' if len(group) > 1 else ''} ({group[0].id} to {group[-1].id})"
-            if len(group) == 1:
-                line = f"{page}: 1 clause ({group[0].id})"
-            out += [
-                nodes.raw(
-                    "", f'<details class="fold divergences-page"><summary>{html.escape(line)}</summary>', format="html"
-                ),
-                nodes.paragraph("", "", nodes.Text("Page: "), doc_link(f"spec/{page}")),
-                table(["divergences"], (12, 16, 18, 54), header, rows),
-                nodes.raw("", "</details>", format="html"),
-            ]
+            ids = group[0].id if len(group) == 1 else f"{group[0].id} to {group[-1].id}"
+            page_link = nodes.paragraph("", "", nodes.Text("Page: "), doc_link(f"spec/{page}"))
+            out += folded(
+                f"{page}: {_clauses_counted(len(group))} ({ids})",
+                [page_link, table(["divergences"], (12, 16, 18, 54), header, rows)],
+                "fold divergences-page",
+            )
         return out
 
 

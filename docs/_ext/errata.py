@@ -21,7 +21,7 @@ The lookup table at the top of the page is errata_lookup.py.
 
 from __future__ import annotations
 
-from clauses import example_caption
+from clauses import example_caption, folded
 from docutils import nodes
 from docutils.parsers.rst import directives
 from docutils.statemachine import StringList
@@ -36,9 +36,7 @@ logger = logging.getLogger(__name__)
 FOLDED = ("- *What torch does*:", "- *Proof*:")
 # An entry shows its title, verdict and fix, one after another down the page; the rest folds under this line (closed:
 # a link to the entry lands on its title, which is not in the fold).
-FOLD_OPENING = (
-    '<details class="fold erratum-proof"><summary>The quote, the correct way, what torch does and the proof</summary>'
-)
+FOLD_LINE = "The quote, the correct way, what torch does and the proof"
 
 
 class erratum_ref(nodes.inline):  # noqa: N801 (docutils node classes are lower case)
@@ -184,7 +182,7 @@ class ErratumDirective(SphinxDirective):
         section += nodes.title("", "", *title_nodes)
         section += messages
 
-        shown, folded = self._split_folded()
+        shown, proof = self._split_folded()
         body = nodes.container()
         self.state.nested_parse(shown, self.content_offset, body)
         children = list(body.children)
@@ -210,10 +208,7 @@ class ErratumDirective(SphinxDirective):
                 if "corrected" in block["classes"]:  # run by the suite as an example of the clauses it shows
                     block.parent.insert(block.parent.index(block) + 1, example_caption(entry.shows))
         section += shown_nodes
-        section += nodes.raw("", FOLD_OPENING, format="html")
-        section += rest
-        section += self._folded(entry, folded)
-        section += nodes.raw("", "</details>", format="html")
+        section += folded(FOLD_LINE, [*rest, *self._proof(entry, proof)], "fold erratum-proof")
         return [section]
 
     def _meta(self, entry: src.Entry) -> nodes.paragraph:
@@ -239,19 +234,19 @@ class ErratumDirective(SphinxDirective):
 
     def _split_folded(self) -> tuple[StringList, StringList]:
         """The content without its *What torch does* and *Proof* bullets, and those two bullets, as written."""
-        shown, folded, in_folded = StringList(), StringList(), False
+        shown, proof, in_proof = StringList(), StringList(), False
         for line, (source, offset) in zip(self.content, self.content.items, strict=True):
             if line.startswith("- *"):
-                in_folded = line.startswith(FOLDED)
+                in_proof = line.startswith(FOLDED)
             elif line.strip() and not line.startswith("  "):
-                in_folded = False
-            (folded if in_folded else shown).append(line, source, offset)
-        return shown, folded
+                in_proof = False
+            (proof if in_proof else shown).append(line, source, offset)
+        return shown, proof
 
-    def _folded(self, entry: src.Entry, folded: StringList) -> list[nodes.Node]:
+    def _proof(self, entry: src.Entry, proof: StringList) -> list[nodes.Node]:
         """What torch does and the proof (clauses, tests, spec pages), then the pages that refer to the entry."""
         text = StringList()
-        text.extend(folded)
+        text.extend(proof)
         referring = src.referring_pages().get(entry.id, [])
         if referring:
             links = ", ".join(f"{{doc}}`/{d}`" for d in referring)
