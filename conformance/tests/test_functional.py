@@ -258,6 +258,28 @@ def test_inplace_on_parametrized_weight_values_lost(device, spelling, run):
     assert_values(m.weight, [[1.0, 2.0], [2.0, 4.0]], "m.weight")
 
 
+class Identity(nn.Module):
+    def forward(self, X):
+        return X
+
+
+# > FUNC-15: When the parametrization returns its input (`forward(self, X): return X`), `module.weight` is `original`
+# > itself, the `nn.Parameter` (a leaf), access after access, and an in-place update of `module.weight` under
+# > `torch.no_grad()` updates `original` and bumps its `_version` (not lost, unlike FUNC-13).
+@pytest.mark.clause("FUNC-15")
+def test_identity_parametrization_gives_original(device, run):
+    m = nn.Linear(2, 2).to(device)
+    with torch.no_grad():
+        m.weight.copy_(torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device))
+    parametrize.register_parametrization(m, "weight", Identity())
+    original = m.parametrizations.weight.original
+    assert m.weight is original and m.weight is original
+    version = original._version
+    run(_weight_add_under_no_grad, m)
+    assert original._version > version
+    assert_values(original, [[2.0, 3.0], [4.0, 5.0]], "original after m.weight.add_(1) under no_grad")
+
+
 # > FUNC-90 (compile, until 2.4): Before 2.4, inside a compiled function, the in-place updates of FUNC-12
 # > (`m.weight.add_(1.0)` and `m.weight.copy_(z)` under `torch.no_grad()`, `m.weight.add_(1.0)` with grad mode on) raise
 # > `torch._dynamo.exc.InternalTorchDynamoError` (a `RuntimeError`) whose message contains "'Tensor' object has no

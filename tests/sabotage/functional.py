@@ -36,7 +36,25 @@ def parametrization_applied_once():
     parametrize.register_parametrization = functools.wraps(_register)(register)
 
 
+def parametrization_result_copied():
+    """`module.weight` is a copy of what the parametrization returns, even when that is `original` itself."""
+
+    class Copied(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, X):
+            return self.inner(X).clone()
+
+    def register(module, tensor_name, parametrization, *args, **kwargs):
+        return _register(module, tensor_name, Copied(parametrization), *args, **kwargs)
+
+    parametrize.register_parametrization = functools.wraps(_register)(register)
+
+
 CASES = [
     ("functional_call_writes_parameters", "test_functional.py", {"FUNC-2", "FUNC-3", "FUNC-4", "FUNC-5"}),
     ("parametrization_applied_once", "test_functional.py", {"FUNC-7", "FUNC-9", "FUNC-10", "FUNC-11", "FUNC-12"}),
+    ("parametrization_result_copied", "test_functional.py", {"FUNC-15"}),
 ]
