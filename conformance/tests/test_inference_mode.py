@@ -15,7 +15,7 @@ from conformance.harness.checks import (
     same_storage,
     view_and_base_targets,
 )
-from conformance.harness.populations import INPLACE_SPELLINGS, MULTI_OUTPUT_VIEW_OPS, NON_VIEW_OPS, VIEW_OPS
+from conformance.harness.populations import INPLACE_SPELLINGS, MULTI_OUTPUT_VIEW_OPS, NON_VIEW_OPS, VIEW_OPS, check_each
 
 DETACH_UPDATES = INPLACE_SPELLINGS.without(
     "t[0] = 5",
@@ -125,38 +125,44 @@ def test_factories_inside_are_inference_tensors(device, factory):
 # > of a normal tensor is a normal tensor: `is_inference()` is False. A view of an inference tensor, made inside the
 # > mode, outside it, or under `torch.no_grad()`, is an inference tensor.
 @pytest.mark.clause("INFER-3")
-@pytest.mark.parametrize("view", VIEW_OPS.params())
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf", "plain"])
-def test_view_of_normal_tensor_inside_is_normal(device, view, kind):
-    x = _normal(device, kind)
-    with torch.inference_mode():
-        v = view(x)
-    assert (v.is_inference(), torch.is_inference(v)) == (False, False)
+def test_view_of_normal_tensor_inside_is_normal(device, kind):
+    def check(view):
+        x = _normal(device, kind)
+        with torch.inference_mode():
+            v = view(x)
+        assert (v.is_inference(), torch.is_inference(v)) == (False, False)
+
+    check_each(VIEW_OPS, check)
 
 
 @pytest.mark.clause("INFER-3")
-@pytest.mark.parametrize("view", VIEW_OPS.params())
 @pytest.mark.parametrize("where", ["inside", "outside", "under no_grad"])
-def test_view_of_inference_tensor_is_inference_tensor(device, view, where):
-    t = _inference_matrix(device)
-    mode = {"inside": torch.inference_mode, "outside": torch.enable_grad, "under no_grad": torch.no_grad}[where]
-    with mode():
-        v = view(t)
-    assert (v.is_inference(), torch.is_inference(v)) == (True, True)
+def test_view_of_inference_tensor_is_inference_tensor(device, where):
+    def check(view):
+        t = _inference_matrix(device)
+        mode = {"inside": torch.inference_mode, "outside": torch.enable_grad, "under no_grad": torch.no_grad}[where]
+        with mode():
+            v = view(t)
+        assert (v.is_inference(), torch.is_inference(v)) == (True, True)
+
+    check_each(VIEW_OPS, check)
 
 
 # > INFER-40: Inside inference mode, the result of every operation of VIEW_OPS applied to a normal tensor `x` (a
 # > leaf or a non-leaf) is a view of `x` (`_is_view()` True, `_base` is `x`) that requires grad exactly when `x`
 # > does, is a leaf and has no `grad_fn`.
 @pytest.mark.clause("INFER-40")
-@pytest.mark.parametrize("view", VIEW_OPS.params())
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf", "plain"])
-def test_view_of_normal_tensor_inside_requires_grad_like_its_base(device, view, kind):
-    x = _normal(device, kind)
-    with torch.inference_mode():
-        v = view(x)
-    assert (v._is_view(), v._base is x) == (True, True)
-    assert (v.requires_grad, v.is_leaf, v.grad_fn) == (kind != "plain", True, None)
+def test_view_of_normal_tensor_inside_requires_grad_like_its_base(device, kind):
+    def check(view):
+        x = _normal(device, kind)
+        with torch.inference_mode():
+            v = view(x)
+        assert (v._is_view(), v._base is x) == (True, True)
+        assert (v.requires_grad, v.is_leaf, v.grad_fn) == (kind != "plain", True, None)
+
+    check_each(VIEW_OPS, check)
 
 
 # > INFER-4: Outside inference mode, with grad mode enabled or under `torch.no_grad()`, tensors made by factory
@@ -164,17 +170,20 @@ def test_view_of_normal_tensor_inside_requires_grad_like_its_base(device, view, 
 # > normal tensors: `is_inference()` is False; inside `torch.no_grad()` `torch.is_inference_mode_enabled()` is
 # > False.
 @pytest.mark.clause("INFER-4")
-@pytest.mark.parametrize("op", NON_VIEW_OPS.params() + VIEW_OPS.params())
 @pytest.mark.parametrize("grad", ["enabled", "no_grad"])
-def test_results_outside_are_normal_tensors(device, op, grad):
-    x = matrix(device)
-    assert x.is_inference() is False
-    with torch.set_grad_enabled(grad == "enabled"):
-        assert torch.is_inference_mode_enabled() is False
-        y = op(x)
-        z = torch.zeros(2, device=device)
-    assert (y.is_inference(), torch.is_inference(y), z.is_inference()) == (False, False, False)
-    y._version  # noqa: B018 - a normal tensor has a version counter: reading it raises no error
+def test_results_outside_are_normal_tensors(device, grad):
+    def check(op):
+        x = matrix(device)
+        assert x.is_inference() is False
+        with torch.set_grad_enabled(grad == "enabled"):
+            assert torch.is_inference_mode_enabled() is False
+            y = op(x)
+            z = torch.zeros(2, device=device)
+        assert (y.is_inference(), torch.is_inference(y), z.is_inference()) == (False, False, False)
+        y._version  # noqa: B018 - a normal tensor has a version counter: reading it raises no error
+
+    check_each(NON_VIEW_OPS, check)
+    check_each(VIEW_OPS, check)
 
 
 # > INFER-41: Outside inference mode (with grad mode enabled or under `torch.no_grad()`), `d = t.detach()` of an
@@ -598,18 +607,20 @@ def _assert_regenerated(y, fn):
 # > node it had before (autograd regenerates the node of a view whose version changed when it is next read; later reads
 # > return the new object), as under `torch.no_grad()` (NOGRAD-18).
 @pytest.mark.clause("INFER-21")
-@pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 @pytest.mark.parametrize(
     "kind, target",
     [("non-leaf", "y"), ("non-leaf", "b"), ("leaf", "y"), ("leaf", "b"), ("(a * 1)[1:3]", "y")],
 )
-def test_inplace_on_view_inside_regenerates_grad_fn(device, update, kind, target):
-    b, y = _view_of(device, kind)
-    fn = y.grad_fn
-    assert (fn is not None, y._is_view(), y.is_leaf) == (True, True, False)
-    with torch.inference_mode():  # eager only: INFER-21 is about eager mode
-        update(y if target == "y" else b)
-    _assert_regenerated(y, fn)
+def test_inplace_on_view_inside_regenerates_grad_fn(device, kind, target):
+    def check(update):
+        b, y = _view_of(device, kind)
+        fn = y.grad_fn
+        assert (fn is not None, y._is_view(), y.is_leaf) == (True, True, False)
+        with torch.inference_mode():  # eager only: INFER-21 is about eager mode
+            update(y if target == "y" else b)
+        _assert_regenerated(y, fn)
+
+    check_each(INPLACE_SPELLINGS, check)
 
 
 def _add_one(t):

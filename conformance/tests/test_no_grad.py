@@ -18,7 +18,14 @@ from conformance.harness.checks import (
     raises,
     view_and_base_targets,
 )
-from conformance.harness.populations import FACTORIES, INPLACE_SPELLINGS, MULTI_OUTPUT_VIEW_OPS, NON_VIEW_OPS, VIEW_OPS
+from conformance.harness.populations import (
+    FACTORIES,
+    INPLACE_SPELLINGS,
+    MULTI_OUTPUT_VIEW_OPS,
+    NON_VIEW_OPS,
+    VIEW_OPS,
+    check_each,
+)
 
 DISABLING = {
     "torch.no_grad()": torch.no_grad,
@@ -61,13 +68,15 @@ def _base(device, kind):
 # > no `grad_fn`, even when its inputs require grad (leaves or non-leaves). Views are the exception (NOGRAD-40).
 @pytest.mark.clause("NOGRAD-2")
 @pytest.mark.parametrize("cm", list(DISABLING))
-@pytest.mark.parametrize("op", NON_VIEW_OPS.params())
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
-def test_results_inside_do_not_require_grad(device, cm, op, kind):
-    x = _base(device, kind)
-    with DISABLING[cm]():
-        r = op(x)
-    assert (r.requires_grad, r.is_leaf, r.grad_fn) == (False, True, None)
+def test_results_inside_do_not_require_grad(device, cm, kind):
+    def check(op):
+        x = _base(device, kind)
+        with DISABLING[cm]():
+            r = op(x)
+        assert (r.requires_grad, r.is_leaf, r.grad_fn) == (False, True, None)
+
+    check_each(NON_VIEW_OPS, check)
 
 
 @pytest.mark.clause("NOGRAD-2")
@@ -86,17 +95,19 @@ def test_results_of_no_grad_decorated_function(device, op):
 # > or a non-leaf) is a view of it that requires grad; it is a leaf and has no `grad_fn` (VIEW-10).
 @pytest.mark.clause("NOGRAD-40")
 @pytest.mark.parametrize("cm", [*DISABLING, "@torch.no_grad()"])
-@pytest.mark.parametrize("view", VIEW_OPS.params())
 @pytest.mark.parametrize("kind", ["leaf", "non-leaf"])
-def test_views_inside_require_grad(device, cm, view, kind):
-    x = _base(device, kind)
-    if cm == "@torch.no_grad()":
-        v = torch.no_grad()(view)(x)
-    else:
-        with DISABLING[cm]():
-            v = view(x)
-    assert (v._is_view(), v._base is x) == (True, True)
-    assert (v.requires_grad, v.is_leaf, v.grad_fn) == (True, True, None)
+def test_views_inside_require_grad(device, cm, kind):
+    def check(view):
+        x = _base(device, kind)
+        if cm == "@torch.no_grad()":
+            v = torch.no_grad()(view)(x)
+        else:
+            with DISABLING[cm]():
+                v = view(x)
+        assert (v._is_view(), v._base is x) == (True, True)
+        assert (v.requires_grad, v.is_leaf, v.grad_fn) == (True, True, None)
+
+    check_each(VIEW_OPS, check)
 
 
 # > NOGRAD-3: Grad mode does not affect factory functions (every member of FACTORIES): with grad mode disabled, a tensor

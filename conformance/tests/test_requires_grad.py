@@ -5,7 +5,7 @@ import torch
 
 from conformance.harness.checks import NO_GRAD_FN, assert_values, compiled_since, leaf, raises
 from conformance.harness.kinds import GRAD_LEAF_KINDS, TENSOR_KINDS
-from conformance.harness.populations import BINARY_OPS, NON_DIFFERENTIABLE_RESULTS, NON_VIEW_OPS, VIEW_OPS
+from conformance.harness.populations import BINARY_OPS, NON_DIFFERENTIABLE_RESULTS, NON_VIEW_OPS, VIEW_OPS, check_each
 
 # Compile mode of this page is specified on every release that has torch.compile (2.1 on); on 2.1 the method
 # `requires_grad_()` differs compiled (REQGRAD-90): the tests that change a leaf's flag with it say so with
@@ -212,27 +212,32 @@ def test_non_leaf_requires_grad_true_is_no_op(device, spelling, run):
 # > when none does, the result does not require grad, is a leaf and has no `grad_fn`. Operations whose result never
 # > requires grad are the exception (REQGRAD-40).
 @pytest.mark.clause("REQGRAD-9")
-@pytest.mark.parametrize("op", BINARY_OPS.params())
 @pytest.mark.parametrize("flags", [(True, False), (False, True), (True, True), (False, False)])
-def test_result_requires_grad_if_any_input_does(device, op, flags):
-    a = torch.tensor([1.0, 2.0], device=device, requires_grad=flags[0])
-    c = torch.tensor([3.0, 0.5], device=device, requires_grad=flags[1])
-    r = op(a, c)
-    assert r.requires_grad == any(flags)
-    assert (r.grad_fn is not None) == any(flags)
-    assert r.is_leaf == (not any(flags))
+def test_result_requires_grad_if_any_input_does(device, flags):
+    def check(op):
+        a = torch.tensor([1.0, 2.0], device=device, requires_grad=flags[0])
+        c = torch.tensor([3.0, 0.5], device=device, requires_grad=flags[1])
+        r = op(a, c)
+        assert r.requires_grad == any(flags)
+        assert (r.grad_fn is not None) == any(flags)
+        assert r.is_leaf == (not any(flags))
+
+    check_each(BINARY_OPS, check)
 
 
 @pytest.mark.clause("REQGRAD-9")
-@pytest.mark.parametrize("op", NON_VIEW_OPS.params() + VIEW_OPS.params())
 @pytest.mark.parametrize("kind", ["leaf that requires grad", "non-leaf", "does not require grad"])
-def test_result_of_one_input_requires_grad_if_it_does(device, op, kind):
-    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device, requires_grad=kind != "does not require grad")
-    if kind == "non-leaf":
-        x = x * 1
-    r = op(x)
-    tracked = kind != "does not require grad"
-    assert (r.requires_grad, r.grad_fn is not None, r.is_leaf) == (tracked, tracked, not tracked)
+def test_result_of_one_input_requires_grad_if_it_does(device, kind):
+    def check(op):
+        x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device, requires_grad=kind != "does not require grad")
+        if kind == "non-leaf":
+            x = x * 1
+        r = op(x)
+        tracked = kind != "does not require grad"
+        assert (r.requires_grad, r.grad_fn is not None, r.is_leaf) == (tracked, tracked, not tracked)
+
+    check_each(NON_VIEW_OPS, check)
+    check_each(VIEW_OPS, check)
 
 
 # > REQGRAD-40: With grad mode enabled, the result of every operation of the population `NON_DIFFERENTIABLE_RESULTS`
