@@ -53,37 +53,13 @@ def test_version_count_lives_at_one_observed_clause():
     assert clauses["VERSION-100"].level == "UNSPECIFIED"
 
 
-# MUST clauses for which no evidence was found that torch treats them as contract (no doc, test, maintainer's word or
-# deliberate check; 2026-12-06, issue 28): eager behaviours torch later called a bug and fixed, or never documented.
-# Each is a candidate for OBSERVED (a :detail: for "a bug, fixed later" and for "undocumented" does not exist yet; the
-# compiled divergences that were here are OBSERVED with :detail: compiled). This list may only shrink.
-MUST_WITHOUT_EVIDENCE = frozenset(
-    """
-    COPY-17 COPY-20
-    DATA-13
-    FWAD-4
-    GRAD-21
-    INDEX-4 INDEX-5
-    INFER-20 INFER-25 INFER-41
-    INPLACE-26 INPLACE-27 INPLACE-82
-    NEW-17
-    NOGRAD-14
-    REQGRAD-14
-    VERSION-41 VERSION-44 VERSION-70
-    """.split()
-)
-
-
 def test_every_must_clause_says_why_it_is_contract():
-    """A MUST clause carries :evidence: (why torch treats it as contract), unless it is one of the older clauses of
-    MUST_WITHOUT_EVIDENCE; a clause that leaves MUST or gets evidence leaves that list."""
+    """A MUST clause carries :evidence: (why torch treats it as contract: a torch doc, a test of torch's, a
+    maintainer's word, a deliberate check). Where none was found (2026-12-06, issue 28) the clause became OBSERVED,
+    with the detail that says why (fixed-bug, message, undocumented, compiled)."""
     clauses = reg.default().clauses.values()
-    without = {c.id for c in clauses if c.level == "MUST" and not c.withdrawn and not c.evidence}
-    assert not (new := sorted(without - MUST_WITHOUT_EVIDENCE)), (
-        f"MUST clauses without :evidence: {', '.join(new)}: say what makes each contract (a torch doc, a test of "
+    without = sorted(c.id for c in clauses if c.level == "MUST" and not c.withdrawn and not c.evidence)
+    assert not without, (
+        f"MUST clauses without :evidence: {', '.join(without)}: say what makes each contract (a torch doc, a test of "
         "torch's, an issue, a deliberate check), or give it another level"
-    )
-    assert not (done := sorted(MUST_WITHOUT_EVIDENCE - without)), (
-        f"take {', '.join(done)} out of MUST_WITHOUT_EVIDENCE (tests/test_levels.py): each has evidence now, or is "
-        "no MUST clause"
     )

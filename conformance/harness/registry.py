@@ -65,6 +65,11 @@ DETAILS = {
     "adds 2 where eager adds 1 (VERSION-96)",
     "compiled": "what a compiled step does where eager does otherwise: torch.compile is meant to keep eager "
     "semantics, so each such difference is a behaviour of one compiler layer, not a promise",
+    "fixed-bug": "what torch did until a release changed it as a bug fix: true on the releases of its range, and "
+    "the behaviour after the fix is a clause of its own",
+    "message": "the whole text of an error message, beyond the fragment that stays stable across releases",
+    "undocumented": "what torch does where no doc, no test of torch's and no maintainer's word says it must: "
+    "found by running it, and free to change without notice",
 }
 # The tensors a clause is about unless its :scope: says otherwise (a kinds population its tests run, or words).
 DEFAULT_SCOPE = (
