@@ -164,6 +164,7 @@ DIVERGENT = {
     "DETACH-92",
     "FUNC-90",
     "FUNC-91",
+    "FUNC-92",
     "GRAD-91",
     "GRAD-92",
     "INDEX-90",

@@ -263,16 +263,22 @@ class Identity(nn.Module):
         return X
 
 
-# > FUNC-15: When the parametrization returns its input (`forward(self, X): return X`), `module.weight` is `original`
-# > itself, the `nn.Parameter` (a leaf), access after access, and an in-place update of `module.weight` under
-# > `torch.no_grad()` updates `original` and bumps its `_version` (not lost, unlike FUNC-13).
-@pytest.mark.clause("FUNC-15")
-def test_identity_parametrization_gives_original(device, run):
+def _identity_parametrized(device):
+    """nn.Linear(2, 2) with weight [[1, 2], [3, 4]], parametrized by Identity; and its `original`."""
     m = nn.Linear(2, 2).to(device)
     with torch.no_grad():
         m.weight.copy_(torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device))
     parametrize.register_parametrization(m, "weight", Identity())
-    original = m.parametrizations.weight.original
+    return m, m.parametrizations.weight.original
+
+
+# > FUNC-15: When the parametrization returns its input (`forward(self, X): return X`), `module.weight` is `original`
+# > itself, the `nn.Parameter` (a leaf), access after access, and an in-place update of `module.weight` under
+# > `torch.no_grad()` updates `original` and bumps its `_version` (not lost, unlike FUNC-13).
+@pytest.mark.compiled_since("2.4", before="FUNC-92")
+@pytest.mark.clause("FUNC-15")
+def test_identity_parametrization_gives_original(device, run):
+    m, original = _identity_parametrized(device)
     assert m.weight is original and m.weight is original
     version = original._version
     run(_weight_add_under_no_grad, m)
@@ -325,3 +331,18 @@ def test_compiled_assign_parametrized_weight_without_right_inverse_before_2_2(de
     with pytest.raises(AssertionError):
         run(assign_weight, m, torch.zeros(2, 2, device=device))
     assert m.parametrizations.weight.original._version == version
+
+
+# > FUNC-92 (compile, until 2.4): Before 2.4, a compiled function that reads `module.weight` of FUNC-15 (a
+# > parametrization that returns its input), as in `with torch.no_grad(): m.weight.add_(1)`, raises
+# > `torch._dynamo.exc.InternalTorchDynamoError` (a `RuntimeError`) whose message contains "'Parameter' object has no
+# > attribute '__closure__'" while Dynamo traces it; `original` keeps its values and its `_version`. Layer: Dynamo.
+# > Run on 2.1.2, 2.2.2, 2.3.1 (as said here) and 2.4.1 (as FUNC-15 says).
+@pytest.mark.clause("FUNC-92")
+def test_compiled_identity_parametrized_weight_before_2_4(device, run):
+    m, original = _identity_parametrized(device)
+    version = original._version
+    with raises(RuntimeError, "'Parameter' object has no attribute '__closure__'"):
+        run(_weight_add_under_no_grad, m)
+    assert original._version == version
+    assert_values(original, [[1.0, 2.0], [3.0, 4.0]], "original after the refused step")
