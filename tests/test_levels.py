@@ -18,6 +18,7 @@ DETAIL_PATTERNS = {
     "version-count": re.compile(
         r"_version`?(?:[^.;:`]|`[^`]*`){0,60}?\b(?:by|to|is) (?:[1-9]|one|two)\b"
         r"|\b(?:increases|grows?|goes up|bumps?)(?: it)? by (?:[1-9]|one|two)\b"
+        r"|_version`? (?:[1-9]|one|two) higher\b"
     ),
 }
 

