@@ -157,3 +157,29 @@ def test_a_diverging_box_lists_the_members_the_clause_covers_and_refuses_a_claus
         population_ext.population_text("OPDB_INPLACE", diverging="INPLACE-80")
     with pytest.raises(ValueError, match="unknown population 'OPDB'"):
         population_ext.population_text("OPDB")
+
+
+def test_stale_results_give_one_message_everywhere(fresh_results, monkeypatch, capsys, caplog):
+    """Results made stale on purpose (one clause's fingerprint changed): the results checker, its command line and
+    the docs build say the same thing (the stale clause and the command that refreshes it), and the build stops with
+    exit status 2 before a page is read. (The tests' fresh_results fixture fails with check_recorded's message.)"""
+    from conformance.harness import fingerprints as fp
+    from conformance.harness import results
+
+    computed = fp.compute
+
+    def one_changed(registry=None):
+        prints = computed(registry)
+        return {**prints, "DATA-1": "0" * len(prints["DATA-1"])}
+
+    monkeypatch.setattr(fp, "compute", one_changed)
+    with pytest.raises(results.ResultsError) as info:
+        results.check_recorded()
+    message = str(info.value)
+    assert "1 clauses stale on" in message and "(DATA-1)" in message and results.REFRESH_HINT in message
+    assert results.main([]) == 2
+    assert capsys.readouterr().err == f"ERROR: {message}\n"
+    with pytest.raises(SystemExit) as stopped:
+        clauses_ext.check_results(None)
+    assert stopped.value.code == 2
+    assert [r.getMessage() for r in caplog.records if r.levelname == "ERROR"] == [message]

@@ -388,11 +388,15 @@ def check_consistency(app, env):
 
 
 def check_results(app):
-    """Recorded results must be valid and fresh for the current tests, or the site would show stale claims."""
+    """Recorded results must be valid and fresh for the current tests, or the site would show stale claims: the
+    build stops at once with the results checker's message (the stale clauses and the command that refreshes them),
+    before a page could fail on a clause that has no results yet. (SystemExit: Sphinx prints any other exception
+    with a crash report.)"""
     try:
         results.check_recorded()
     except results.ResultsError as exc:
         logger.error("%s", exc)
+        raise SystemExit(2) from None
 
 
 class LevelsDirective(SphinxDirective):
