@@ -286,6 +286,247 @@ def test_identity_parametrization_gives_original(device, run):
     assert_values(original, [[2.0, 3.0], [4.0, 5.0]], "original after m.weight.add_(1) under no_grad")
 
 
+# torch.func transforms
+
+
+def _batch(device):
+    """A batch of three rows [1, 2], [3, 4], [5, 6]: the input of vmap."""
+    return torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], device=device)
+
+
+def _setitem0(t):
+    t[0] = 5
+    return t
+
+
+BATCHED_UPDATES = {
+    "t.add_(1)": (lambda t: t.add_(1), [[2.0, 3.0], [4.0, 5.0], [6.0, 7.0]]),
+    "t[0] = 5": (_setitem0, [[5.0, 2.0], [5.0, 4.0], [5.0, 6.0]]),
+    "t.zero_()": (lambda t: t.zero_(), [[0.0, 0.0]] * 3),
+    "t.copy_(v)": (lambda t: t.copy_(torch.full_like(t, 0.5)), [[0.5, 0.5]] * 3),
+}
+
+
+# > FUNC-16: Inside `torch.func.vmap(f)(x)`, an in-place update of the batched input (`t.add_(1)`, `t[0] = 5`,
+# > `t.zero_()`, `t.copy_(v)` in `f`) writes into the caller's `x`: afterwards `x` holds the updated values,
+# > `x._version` has increased, and the result of `vmap` has the same values.
+@pytest.mark.clause("FUNC-16")
+@pytest.mark.parametrize("spelling", list(BATCHED_UPDATES))
+def test_vmap_update_of_batched_input_writes_caller(device, spelling):
+    update, expected = BATCHED_UPDATES[spelling]
+    x = _batch(device)
+    version = x._version
+    out = torch.func.vmap(update)(x)
+    assert_values(x, expected, f"x after vmap({spelling})")
+    assert_values(out, expected, f"vmap({spelling})")
+    assert x._version > version
+
+
+def _y_setitem(y, t):
+    y[0] = t[0]
+
+
+UNBATCHED_UPDATES = {
+    "y.add_(t)": (lambda y, t: y.add_(t), "output with shape [2] doesn't match the broadcast shape [3, 2]"),
+    "y.mul_(t)": (lambda y, t: y.mul_(t), "vmap: inplace arithmetic(self, *extra_args) is not possible"),
+    "y.copy_(t)": (lambda y, t: y.copy_(t), "vmap: inplace arithmetic(self, *extra_args) is not possible"),
+    "y[0] = t[0]": (_y_setitem, "vmap: inplace arithmetic(self, *extra_args) is not possible"),
+}
+
+
+def _update_unbatched(device, spelling):
+    """vmap of an update of the unbatched `y = [0, 0]` by the batched input; returns `y`, its `_version` before, and
+    the RuntimeError raised."""
+    y = torch.zeros(2, device=device)
+    version = y._version
+    with pytest.raises(RuntimeError) as info:
+        torch.func.vmap(lambda t: UNBATCHED_UPDATES[spelling][0](y, t))(_batch(device))
+    return y, version, info.value
+
+
+# > FUNC-17: Inside `vmap`, an in-place update of a tensor that is not batched (`y`, made outside the function) with
+# > a batched operand (`y.add_(t)`, `y.mul_(t)`, `y.copy_(t)`, `y[0] = t[0]`, where `t` is the batched input) raises
+# > `RuntimeError`, and `y` keeps its values and its `_version`.
+@pytest.mark.clause("FUNC-17")
+@pytest.mark.parametrize("spelling", list(UNBATCHED_UPDATES))
+def test_vmap_update_of_unbatched_tensor_refused(device, spelling):
+    y, version, _ = _update_unbatched(device, spelling)
+    assert_values(y, [0.0, 0.0], f"y after the refused {spelling}")
+    assert y._version == version
+
+
+# > FUNC-18: In the case of FUNC-17, `y.mul_(t)`, `y.copy_(t)` and `y[0] = t[0]` raise with a message that starts
+# > "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args
+# > that has more elements than `self`" (pytorch/pytorch#103329), while `y.add_(t)` raises the broadcast error of a
+# > plain shape mismatch: "output with shape [2] doesn't match the broadcast shape [3, 2]" for `y` of shape `(2,)`
+# > and a batch of 3.
+@pytest.mark.clause("FUNC-18")
+@pytest.mark.parametrize("spelling", list(UNBATCHED_UPDATES))
+def test_vmap_update_of_unbatched_tensor_message(device, spelling):
+    _, _, error = _update_unbatched(device, spelling)
+    assert str(error).startswith(UNBATCHED_UPDATES[spelling][1]), str(error)
+
+
+BATCHED_FACTORIES = {
+    "torch.zeros_like(t)": torch.zeros_like,
+    "t.new_zeros(t.shape)": lambda t: t.new_zeros(t.shape),
+}
+WRITES_INTO = {"z.copy_(t)": lambda z, t: z.copy_(t), "z += t": lambda z, t: z.__iadd__(t)}
+
+
+# > FUNC-19: Inside `vmap`, a tensor made from the batched input `t` by `torch.zeros_like(t)` or `t.new_zeros(t.shape)`
+# > is batched like `t`: `z.copy_(t)` and `z += t` are accepted and give `t`'s values, row for row.
+# > One made by `torch.zeros(t.shape)` is not batched: `z.copy_(t)` and `z += t` into it raise `RuntimeError`
+# > (FUNC-17).
+@pytest.mark.clause("FUNC-19")
+@pytest.mark.parametrize("write", list(WRITES_INTO))
+@pytest.mark.parametrize("factory", [*BATCHED_FACTORIES, "torch.zeros(t.shape)"])
+def test_vmap_write_into_new_tensor(device, factory, write):
+    x = _batch(device)
+    if factory == "torch.zeros(t.shape)":
+        with pytest.raises(RuntimeError):
+            torch.func.vmap(lambda t: WRITES_INTO[write](torch.zeros(t.shape, device=t.device), t))(x)
+        return
+    out = torch.func.vmap(lambda t: WRITES_INTO[write](BATCHED_FACTORIES[factory](t), t))(x)
+    assert_values(out, x.tolist(), f"vmap of {write} into {factory}")
+
+
+def _assign_data(t):
+    t.data = torch.zeros(2, device=t.device)
+    return t
+
+
+# > FUNC-20: Inside `vmap`, reading `t.data` of the batched input raises `RuntimeError` whose message contains
+# > "accessing `data` under vmap transform is not allowed", and assigning `t.data = s` raises one whose message
+# > contains "mutating directly with `.data` under vmap transform is not allowed."; the caller's `x` keeps its values.
+@pytest.mark.clause("FUNC-20")
+@pytest.mark.parametrize(
+    ("use", "fragment"),
+    [
+        pytest.param(lambda t: t.data * 1, "accessing `data` under vmap transform is not allowed", id="read"),
+        pytest.param(_assign_data, "mutating directly with `.data` under vmap transform is not allowed.", id="assign"),
+    ],
+)
+def test_vmap_data_refused(device, use, fragment):
+    x = _batch(device)
+    with raises(RuntimeError, fragment):
+        torch.func.vmap(use)(x)
+    assert_values(x, [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], "x")
+
+
+# > FUNC-21: Inside `torch.func.grad(f)(x)`, an in-place update of a tensor `c` that `f` captured (closed over; not an
+# > input), such as `c.add_(1)`, raises `RuntimeError` whose message contains "that would mutate a captured Tensor";
+# > `c` keeps its values and its `_version`.
+@pytest.mark.clause("FUNC-21")
+def test_grad_update_of_captured_tensor_refused(device):
+    c = torch.zeros(2, device=device)
+
+    def f(t):
+        c.add_(1)
+        return (t * 2).sum()
+
+    with raises(RuntimeError, "that would mutate a captured Tensor"):
+        torch.func.grad(f)(torch.ones(2, device=device))
+    assert_values(c, [0.0, 0.0], "c")
+    assert c._version == 0
+
+
+def _add_one_times_two(t):
+    return t.add_(1) * 2
+
+
+GRAD_TRANSFORMS = {
+    "grad": lambda x: torch.func.grad(lambda t: _add_one_times_two(t).sum())(x),
+    "vjp": lambda x: torch.func.vjp(_add_one_times_two, x),
+    "jacrev": lambda x: torch.func.jacrev(_add_one_times_two)(x),
+}
+
+
+# > FUNC-22: Inside `grad(f)(x)`, `vjp(f, x)` and `jacrev(f)(x)`, an in-place update of the input (`t.add_(1)` on the
+# > tensor `f` receives) raises `RuntimeError` whose message is "a leaf Variable that requires grad is being used in an
+# > in-place operation.", whether or not the caller's `x` requires grad; `x` keeps its values and its `_version`.
+@pytest.mark.clause("FUNC-22")
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("transform", list(GRAD_TRANSFORMS))
+def test_grad_update_of_input_refused(device, transform, requires_grad):
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=requires_grad)
+    with raises(RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation."):
+        GRAD_TRANSFORMS[transform](x)
+    assert_values(x, [1.0, 2.0], "x")
+    assert x._version == 0
+
+
+# > FUNC-23: Under `torch.func.jvp(f, (x,), (v,))`, the update of FUNC-22 is accepted and writes into the caller's `x`:
+# > for `f(t) = t.add_(1) * 2` at `x = [1, 2]` with tangent ones, `jvp` returns `[4, 6]` and the tangent `[2, 2]`, and
+# > `x` is `[2, 3]` afterwards with a higher `_version`.
+@pytest.mark.clause("FUNC-23")
+def test_jvp_update_of_input_writes_caller(device):
+    x = torch.tensor([1.0, 2.0], device=device)
+    out, tangent = torch.func.jvp(_add_one_times_two, (x,), (torch.ones(2, device=device),))
+    assert_values(out, [4.0, 6.0], "jvp output")
+    assert_values(tangent, [2.0, 2.0], "jvp tangent")
+    assert_values(x, [2.0, 3.0], "x after jvp")
+    assert x._version > 0
+
+
+def _square_sum_under_no_grad(t):
+    with torch.no_grad():
+        return (t * t).sum()
+
+
+# > FUNC-24: `torch.no_grad()` inside the function given to `grad` is respected: for `f(t)` that computes
+# > `(t * t).sum()` under it, `grad(f)(x)` is zeros (no error). Around the call, it is not:
+# > `grad(lambda t: (t * t).sum())(x)` under `torch.no_grad()` is `2 * x`.
+@pytest.mark.clause("FUNC-24")
+def test_grad_respects_inner_no_grad_only(device):
+    x = torch.tensor([1.0, 2.0], device=device)
+    assert_values(torch.func.grad(_square_sum_under_no_grad)(x), [0.0, 0.0], "grad with no_grad inside")
+    with torch.no_grad():
+        outer = torch.func.grad(lambda t: (t * t).sum())(x)
+    assert_values(outer, [2.0, 4.0], "grad under an outer no_grad")
+
+
+def _triple_through_data(t):
+    t.data.mul_(3)
+    return (t * t).sum()
+
+
+# > FUNC-25: Inside `grad(f)(x)`, `t.data` of the input reads the caller's tensor outside the transform: an in-place
+# > update through it writes into `x` and is not seen by the transform. For `f(t)` that runs `t.data.mul_(3)` and
+# > returns `(t * t).sum()` at `x = [1, 2]`, the gradient is `[6, 12]` (computed at the new values) and `x` is `[3, 6]`
+# > afterwards.
+@pytest.mark.clause("FUNC-25")
+def test_grad_data_update_escapes(device):
+    x = torch.tensor([1.0, 2.0], device=device)
+    assert_values(torch.func.grad(_triple_through_data)(x), [6.0, 12.0], "grad")
+    assert_values(x, [3.0, 6.0], "x after grad")
+
+
+def _assign_data_then_square(t):
+    t.data = torch.zeros(2, device=t.device)
+    return (t * t).sum()
+
+
+# > FUNC-26: Inside `grad(f)(x)`, assigning `t.data = s` to the input raises `RuntimeError` whose message contains
+# > "mutating directly with `.data` inside functorch transform is not allowed.".
+# > FUNC-27: On 2.0, the assignment of FUNC-26 raises `RuntimeError` whose message contains "INTERNAL ASSERT FAILED"
+# > (TensorWrapper.cpp, "NYI"; pytorch/pytorch#94514).
+@pytest.mark.parametrize(
+    "fragment",
+    [
+        pytest.param(
+            "mutating directly with `.data` inside functorch transform is not allowed.",
+            marks=pytest.mark.clause("FUNC-26"),
+            id="FUNC-26",
+        ),
+        pytest.param("INTERNAL ASSERT FAILED", marks=pytest.mark.clause("FUNC-27"), id="FUNC-27"),
+    ],
+)
+def test_grad_data_assignment_refused(device, fragment):
+    with raises(RuntimeError, fragment):
+        torch.func.grad(_assign_data_then_square)(torch.tensor([1.0, 2.0], device=device))
+
+
 # > FUNC-90 (compile, until 2.4): Before 2.4, inside a compiled function, the in-place updates of FUNC-12
 # > (`m.weight.add_(1.0)` and `m.weight.copy_(z)` under `torch.no_grad()`, `m.weight.add_(1.0)` with grad mode on) raise
 # > `torch._dynamo.exc.InternalTorchDynamoError` (a `RuntimeError`) whose message contains "'Tensor' object has no

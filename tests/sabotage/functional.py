@@ -53,8 +53,35 @@ def parametrization_result_copied():
     parametrize.register_parametrization = functools.wraps(_register)(register)
 
 
+_vmap, _grad = torch.func.vmap, torch.func.grad
+
+
+def vmap_as_a_loop():
+    """`vmap(f)(x)` calls `f` on a copy of each row of `x` and stacks the results: no batched tensors at all."""
+
+    def vmap(f, *args, **kwargs):
+        return lambda x: torch.stack([f(row.clone()) for row in x.unbind(0)])
+
+    torch.func.vmap = functools.wraps(_vmap)(vmap)
+
+
+def grad_by_autograd():
+    """`grad(f)(x)` differentiates `f` at a copy of `x` with torch.autograd.grad: no functorch wrappers."""
+
+    def grad(f, *args, **kwargs):
+        def gradient(x):
+            t = x.detach().clone().requires_grad_(True)
+            return torch.autograd.grad(f(t), t)[0]
+
+        return gradient
+
+    torch.func.grad = functools.wraps(_grad)(grad)
+
+
 CASES = [
     ("functional_call_writes_parameters", "test_functional.py", {"FUNC-2", "FUNC-3", "FUNC-4", "FUNC-5"}),
     ("parametrization_applied_once", "test_functional.py", {"FUNC-7", "FUNC-9", "FUNC-10", "FUNC-11", "FUNC-12"}),
     ("parametrization_result_copied", "test_functional.py", {"FUNC-15"}),
+    ("vmap_as_a_loop", "test_functional.py", {"FUNC-16", "FUNC-17", "FUNC-19", "FUNC-20"}),
+    ("grad_by_autograd", "test_functional.py", {"FUNC-21", "FUNC-24", "FUNC-26"}),
 ]
