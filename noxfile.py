@@ -199,8 +199,11 @@ def ranges(session, torch):
 
 
 def check_ranges(session, *args: str) -> None:
-    """Tests of a clause with a version range must fail on this release when it is outside the range."""
-    session.run(*PYTEST, "-q", "--ignore-ranges", "--device", "cpu,meta", "--mode", MODES, *args)
+    """Tests of a clause with a version range must fail on this release when it is outside the range.
+
+    Their failures are the expected outcome, so no traceback is formatted or printed (`--tb=no`): on 2.13.0 that
+    took the whole check from 168 s to 115 s (`-n 2`); the verdicts are the table at its end."""
+    session.run(*PYTEST, "-q", "--tb=no", "--ignore-ranges", "--device", "cpu,meta", "--mode", MODES, *args)
 
 
 def workers(args: list[str]) -> list[str]:
