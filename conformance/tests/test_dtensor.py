@@ -1,0 +1,293 @@
+"""Conformance tests for spec/dtensor.md (DTensor parameters and FSDP2). Each test quotes its clause.
+
+A mesh of one CPU process: a ``gloo`` process group of world size 1 over an in-memory store (no network), made
+once per test process and left for the others of this module.
+"""
+
+import importlib
+
+import pytest
+import torch
+from torch import nn
+
+from conformance.harness.checks import assert_values, raises
+
+dist = torch.distributed
+
+
+def _api():
+    """DTensor's names from the newest module the running torch has (public ``torch.distributed.tensor`` from 2.5)."""
+    for name in ("torch.distributed.tensor", "torch.distributed._tensor"):
+        module = importlib.import_module(name)
+        if hasattr(module, "distribute_tensor"):
+            return module
+    raise ImportError("no DTensor")
+
+
+@pytest.fixture(scope="module")
+def dt():
+    if not dist.is_initialized():
+        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    return _api()
+
+
+@pytest.fixture
+def mesh(dt, device):
+    return dt.DeviceMesh(device, [0])
+
+
+def param(dt, mesh, values=(0.0, 1.0, 2.0, 3.0)):
+    """``nn.Parameter(distribute_tensor(torch.tensor(values), mesh, [Shard(0)]))``."""
+    return nn.Parameter(dt.distribute_tensor(torch.tensor(values), mesh, [dt.Shard(0)]))
+
+
+def local(p):
+    return p.to_local().tolist()
+
+
+def sharded(dt, mesh, values):
+    return dt.distribute_tensor(torch.tensor(values), mesh, [dt.Shard(0)])
+
+
+def _updates(dt, mesh):
+    """The in-place updates of DTENSOR-1, with the values each leaves in [0, 1, 2, 3]."""
+    return {
+        "p.add_(1)": (lambda p: p.add_(1), [1.0, 2.0, 3.0, 4.0]),
+        "p.mul_(2)": (lambda p: p.mul_(2), [0.0, 2.0, 4.0, 6.0]),
+        "p.zero_()": (lambda p: p.zero_(), [0.0, 0.0, 0.0, 0.0]),
+        "p.copy_(d)": (lambda p: p.copy_(sharded(dt, mesh, [9.0, 9.0, 9.0, 9.0])), [9.0, 9.0, 9.0, 9.0]),
+    }
+
+
+UPDATES = ["p.add_(1)", "p.mul_(2)", "p.zero_()", "p.copy_(d)"]
+
+
+# > DTENSOR-1: With grad mode enabled, an in-place update of a DTensor parameter `p` (`p.add_(1)`, `p.mul_(2)`,
+# > `p.zero_()`, `p.copy_(d)` for a DTensor `d` of the same shape) raises `RuntimeError` whose message contains "a leaf
+# > Variable that requires grad is being used in an in-place operation", and `p` keeps its values. Under
+# > `torch.no_grad()` the same updates write into `p`: it holds the result, `p._version` has increased, and `p` is
+# > still the same `nn.Parameter`, a DTensor with its placements, a leaf that requires grad.
+@pytest.mark.clause("DTENSOR-1")
+@pytest.mark.parametrize("update", UPDATES)
+def test_update_refused_with_grad_written_under_no_grad(dt, mesh, update):
+    step, expected = _updates(dt, mesh)[update]
+    p = param(dt, mesh)
+    with raises(RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation"):
+        step(p)
+    assert local(p) == [0.0, 1.0, 2.0, 3.0]
+    version, placements = p._version, tuple(p.placements)
+    with torch.no_grad():
+        step(p)
+    assert local(p) == expected
+    assert p._version > version
+    assert isinstance(p, nn.Parameter) and isinstance(p, dt.DTensor) and tuple(p.placements) == placements
+    assert p.is_leaf and p.requires_grad
+
+
+DATA_SOURCES = {
+    "a DTensor sharded as p": lambda dt, mesh: sharded(dt, mesh, [7.0, 7.0, 7.0, 7.0]),
+    "a replicated DTensor": lambda dt, mesh: dt.distribute_tensor(torch.full((4,), 7.0), mesh, [dt.Replicate()]),
+    "a plain tensor": lambda dt, mesh: torch.full((4,), 7.0),
+}
+
+
+# > DTENSOR-2: `p.data = t` for a DTensor parameter `p` and a tensor `t` of the same shape (a DTensor sharded as `p`, a
+# > replicated DTensor, or a plain `torch.Tensor`) raises nothing and changes nothing: `p` keeps its values, its
+# > placements and its local tensor (pytorch/pytorch#157391). For a plain tensor parameter the same assignment
+# > replaces its data (DATA-9).
+@pytest.mark.clause("DTENSOR-2")
+@pytest.mark.parametrize("source", list(DATA_SOURCES))
+def test_data_assignment_changes_nothing(dt, mesh, source):
+    p = param(dt, mesh)
+    before = p._local_tensor
+    p.data = DATA_SOURCES[source](dt, mesh)
+    assert local(p) == [0.0, 1.0, 2.0, 3.0]
+    assert tuple(p.placements) == (dt.Shard(0),) and p._local_tensor is before
+
+
+# > DTENSOR-3: `p.data = t` for a DTensor `t` of another shape than the DTensor parameter `p` raises nothing and sets
+# > `p.shape` to `t.shape`, while `p.to_local()` keeps `p`'s old values and shape: `p` describes a tensor it does not
+# > hold.
+@pytest.mark.clause("DTENSOR-3")
+def test_data_assignment_of_other_shape_changes_shape_only(dt, mesh):
+    p = param(dt, mesh)
+    p.data = sharded(dt, mesh, [0.0] * 8)
+    assert tuple(p.shape) == (8,)
+    assert local(p) == [0.0, 1.0, 2.0, 3.0] and tuple(p.to_local().shape) == (4,)
+
+
+# > DTENSOR-4: `p.data` of a DTensor parameter `p` is a DTensor that is not an `nn.Parameter`, does not require grad
+# > and shares `p`'s memory: `p.data.add_(1)` and `p.data.copy_(d)` (for a DTensor `d`) change `p`'s values, with
+# > grad mode enabled, and leave `p._version` as it was.
+@pytest.mark.clause("DTENSOR-4")
+@pytest.mark.parametrize("update", ["p.data.add_(1)", "p.data.copy_(d)"])
+def test_data_reads_a_dtensor_sharing_memory(dt, mesh, update):
+    p = param(dt, mesh)
+    d = p.data
+    assert isinstance(d, dt.DTensor) and not isinstance(d, nn.Parameter) and not d.requires_grad
+    version = p._version
+    if update == "p.data.add_(1)":
+        p.data.add_(1)
+        expected = [1.0, 2.0, 3.0, 4.0]
+    else:
+        p.data.copy_(sharded(dt, mesh, [5.0, 6.0, 7.0, 8.0]))
+        expected = [5.0, 6.0, 7.0, 8.0]
+    assert local(p) == expected
+    assert p._version == version
+
+
+def _mixed(dt, mesh, update):
+    """Run a DTENSOR-5 update of a fresh parameter; (p, the error raised)."""
+    p = param(dt, mesh)
+    steps = {
+        "p.copy_(torch.zeros(4))": lambda: p.copy_(torch.zeros(4)),
+        "p.add_(torch.ones(4))": lambda: p.add_(torch.ones(4)),
+        "p.data.copy_(torch.zeros(4))": lambda: p.data.copy_(torch.zeros(4)),
+    }
+    with pytest.raises(RuntimeError) as error, torch.no_grad():
+        steps[update]()
+    return p, error.value
+
+
+MIXED = ["p.copy_(torch.zeros(4))", "p.add_(torch.ones(4))", "p.data.copy_(torch.zeros(4))"]
+
+
+# > DTENSOR-5: An in-place update of a DTensor parameter `p` under `torch.no_grad()` whose operand is a plain
+# > `torch.Tensor` (`p.copy_(torch.zeros(4))`, `p.add_(torch.ones(4))`, and `p.data.copy_(torch.zeros(4))`) raises
+# > `RuntimeError`, and `p` keeps its values.
+@pytest.mark.clause("DTENSOR-5")
+@pytest.mark.parametrize("update", MIXED)
+def test_plain_operand_refused(dt, mesh, update):
+    p, _ = _mixed(dt, mesh, update)
+    assert local(p) == [0.0, 1.0, 2.0, 3.0]
+
+
+# > DTENSOR-6: In the case of DTENSOR-5 the message contains "got mixed torch.Tensor and DTensor".
+@pytest.mark.clause("DTENSOR-6")
+@pytest.mark.parametrize("update", MIXED)
+def test_plain_operand_message(dt, mesh, update):
+    _, error = _mixed(dt, mesh, update)
+    assert "got mixed torch.Tensor and DTensor" in str(error), str(error)
+
+
+# > DTENSOR-7: On 2.0, in the case of DTENSOR-5 the message contains "got mixed distributed and non-distributed
+# > tensors".
+@pytest.mark.clause("DTENSOR-7")
+@pytest.mark.parametrize("update", MIXED)
+def test_plain_operand_message_on_2_0(dt, mesh, update):
+    _, error = _mixed(dt, mesh, update)
+    assert "got mixed distributed and non-distributed tensors" in str(error), str(error)
+
+
+def _index_assign(p):
+    with torch.no_grad():
+        p[0] = 5
+
+
+# > DTENSOR-8: Before 2.8, `p[0] = 5` under `torch.no_grad()` for a DTensor parameter `p` raises
+# > `NotImplementedError` whose message names `aten.select.int` (it has no sharding rule), and `p` keeps its values.
+@pytest.mark.clause("DTENSOR-8")
+def test_index_assignment_refused_before_2_8(dt, mesh):
+    p = param(dt, mesh)
+    with raises(NotImplementedError, "aten.select.int"):
+        _index_assign(p)
+    assert local(p) == [0.0, 1.0, 2.0, 3.0]
+
+
+# > DTENSOR-9: On 2.8 and 2.9, `p[0] = 5` under `torch.no_grad()` for a DTensor parameter `p` raises nothing and
+# > increases `p._version`, but `p` keeps its values: the write is lost.
+@pytest.mark.clause("DTENSOR-9")
+def test_index_assignment_lost_on_2_8_and_2_9(dt, mesh):
+    p = param(dt, mesh)
+    version = p._version
+    _index_assign(p)
+    assert p._version > version
+    assert local(p) == [0.0, 1.0, 2.0, 3.0]
+
+
+# > DTENSOR-10: From 2.10, `p[0] = 5` under `torch.no_grad()` for a DTensor parameter `p` writes 5 into `p[0]` and
+# > increases `p._version`, as for a plain tensor (INDEX-9).
+@pytest.mark.clause("DTENSOR-10")
+def test_index_assignment_written_from_2_10(dt, mesh):
+    p = param(dt, mesh)
+    version = p._version
+    _index_assign(p)
+    assert p._version > version
+    assert local(p) == [5.0, 1.0, 2.0, 3.0]
+
+
+# > DTENSOR-11: `q = p.detach()` of a DTensor parameter `p` is a DTensor that does not require grad and shares `p`'s
+# > memory and version counter: after `q.add_(10)`, `p` holds the new values and `p._version` has increased.
+@pytest.mark.clause("DTENSOR-11")
+def test_detach_shares_memory_and_version_counter(dt, mesh):
+    p = param(dt, mesh)
+    q = p.detach()
+    assert isinstance(q, dt.DTensor) and not q.requires_grad
+    version = p._version
+    q.add_(10)
+    assert local(p) == [10.0, 11.0, 12.0, 13.0]
+    assert p._version > version
+
+
+# > DTENSOR-12: `torch.utils.swap_tensors(p, q)` of two DTensor parameters swaps their values, and `p` and `q` stay the
+# > same Python objects; with a plain `nn.Parameter` as `q` it raises `RuntimeError` whose message contains "Cannot
+# > swap t1 and t2 if they have different slots", and both keep their values.
+@pytest.mark.clause("DTENSOR-12")
+def test_swap_tensors_of_dtensor_parameters(dt, mesh):
+    p, q = param(dt, mesh), param(dt, mesh, (4.0, 5.0, 6.0, 7.0))
+    ids = id(p), id(q)
+    torch.utils.swap_tensors(p, q)
+    assert (id(p), id(q)) == ids
+    assert local(p) == [4.0, 5.0, 6.0, 7.0] and local(q) == [0.0, 1.0, 2.0, 3.0]
+    p, plain = param(dt, mesh), nn.Parameter(torch.full((4,), 7.0))
+    with raises(RuntimeError, "Cannot swap t1 and t2 if they have different slots"):
+        torch.utils.swap_tensors(p, plain)
+    assert local(p) == [0.0, 1.0, 2.0, 3.0]
+    assert_values(plain, [7.0] * 4, "the plain parameter")
+
+
+def _sharded_linear(dt, mesh):
+    m = nn.Linear(2, 2, bias=False)
+    m.weight = nn.Parameter(dt.distribute_tensor(torch.tensor([[1.0, 2.0], [3.0, 4.0]]), mesh, [dt.Shard(0)]))
+    return m
+
+
+# > DTENSOR-13: `m.load_state_dict({"weight": t}, assign=True)` with a plain tensor `t` silently replaces the DTensor
+# > weight by a plain `nn.Parameter` holding `t`'s values. Without `assign`, the same call raises `RuntimeError`
+# > whose message contains "While copying the parameter named \"weight\"", and the DTensor weight keeps its values.
+@pytest.mark.clause("DTENSOR-13")
+def test_load_state_dict_of_plain_tensors(dt, mesh):
+    t = torch.full((2, 2), 9.0)
+    m = _sharded_linear(dt, mesh)
+    with raises(RuntimeError, 'While copying the parameter named "weight"'):
+        m.load_state_dict({"weight": t})
+    assert m.weight.to_local().tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    m.load_state_dict({"weight": t}, assign=True)
+    assert isinstance(m.weight, nn.Parameter) and not isinstance(m.weight, dt.DTensor)
+    assert_values(m.weight, [[9.0, 9.0], [9.0, 9.0]], "the weight after assign=True")
+
+
+def _fully_shard():
+    """FSDP2's ``fully_shard``: public from 2.6, under ``torch.distributed._composable.fsdp`` from 2.3."""
+    try:
+        from torch.distributed.fsdp import fully_shard
+    except ImportError:
+        from torch.distributed._composable.fsdp import fully_shard
+    return fully_shard
+
+
+# > DTENSOR-14: After FSDP2's `fully_shard(m)`, `m.weight` is a DTensor `nn.Parameter`, and DTENSOR-2 holds for it:
+# > `m.weight.data = torch.zeros(4, 4)` raises nothing and leaves `m.weight`'s values as they were. Under
+# > `torch.no_grad()`, `m.weight.zero_()` writes zeros into it (DTENSOR-1).
+@pytest.mark.clause("DTENSOR-14")
+def test_fully_shard_parameters_are_dtensor_parameters(dt, mesh):
+    m = nn.Linear(4, 4, bias=False)
+    with torch.no_grad():
+        m.weight.copy_(torch.arange(16.0).reshape(4, 4))
+    _fully_shard()(m, mesh=mesh)
+    assert isinstance(m.weight, nn.Parameter) and isinstance(m.weight, dt.DTensor)
+    m.weight.data = torch.zeros(4, 4)
+    assert m.weight.to_local().tolist() == torch.arange(16.0).reshape(4, 4).tolist()
+    with torch.no_grad():
+        m.weight.zero_()
+    assert m.weight.to_local().tolist() == [[0.0] * 4] * 4
