@@ -132,7 +132,9 @@ class ClauseDirective(SphinxDirective):
             facts.append("checked with inductor too")
         if clause.withdrawn:
             facts.append(f"withdrawn: {clause.withdrawn}")
-        head += nodes.inline("", " · " + "; ".join(facts), classes=["clause-range"])
+        # Parsed as markup: a scope may name code (`Symmetric`) or another clause ({clause}`FUNC-15`).
+        facts_nodes, problems = self.state.inline_text(" · " + "; ".join(facts), self.lineno)
+        head += nodes.inline("", "", *facts_nodes, *problems, classes=["clause-range"])
         box += head
         self.state.nested_parse(self.content, self.content_offset, box)
         if clause.evidence:  # why its level, folded: its line sits in the box's top right corner (clauses.css)
@@ -299,7 +301,7 @@ def add_compiled_line(app, doctree):
     line = nodes.paragraph(classes=["compiled-line"])
     line += nodes.strong("Compiled:", "Compiled:")
     text = f" under torch.compile (backend aot_eager) {len(eager)} clauses of this page hold in eager mode only"
-    line += nodes.Text(text + ("; what compiled code does is stated by " if compiled else "."))
+    line += nodes.Text(text + ("; what compiled code does is stated by " if compiled else ""))
     for i, cid in enumerate(compiled):
         line += [nodes.Text(", " if i else ""), _clause_link(cid)]
     line += [nodes.Text(". Every difference, by release: "), doc_link("spec/compile"), nodes.Text(".")]
