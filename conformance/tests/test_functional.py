@@ -527,6 +527,96 @@ def test_grad_data_assignment_refused(device, fragment):
         torch.func.grad(_assign_data_then_square)(torch.tensor([1.0, 2.0], device=device))
 
 
+def _add_one_under_no_grad(t):
+    with torch.no_grad():
+        t.add_(1)
+    return t * 2
+
+
+# > FUNC-28: Inside `vmap(f)(x)`, where `x` is a leaf that requires grad, an in-place update of the batched input under
+# > `torch.no_grad()` in `f` (`t.add_(1)`) is accepted and writes into `x`; without `torch.no_grad()` it raises
+# > `RuntimeError` whose message contains "a leaf Variable that requires grad is being used in an in-place operation",
+# > as outside `vmap`.
+@pytest.mark.clause("FUNC-28")
+def test_vmap_update_of_leaf_input_under_no_grad(device):
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device, requires_grad=True)
+    torch.func.vmap(_add_one_under_no_grad)(x)
+    assert_values(x, [[2.0, 3.0], [4.0, 5.0]], "x after vmap of an update under no_grad")
+    with raises(RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation"):
+        torch.func.vmap(lambda t: t.add_(1))(x)
+
+
+# > FUNC-29: Inside `vmap(f)(x)`, a call with `out=` the batched input (`torch.add(t, 1, out=t)`) raises `RuntimeError`
+# > whose message contains "Batching rule not implemented for aten::add.out; the fallback path doesn't work on out= or
+# > view ops.", and `x` keeps its values.
+@pytest.mark.clause("FUNC-29")
+def test_vmap_out_argument_refused(device):
+    x = _batch(device)
+    before = x.tolist()
+    fragment = "Batching rule not implemented for aten::add.out; the fallback path doesn't work on out= or view ops."
+    with raises(RuntimeError, fragment):
+        torch.func.vmap(lambda t: torch.add(t, 1, out=t))(x)
+    assert x.tolist() == before
+
+
+class _CountingBuffer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", torch.zeros(2))
+
+    def forward(self, x):
+        self.buf.add_(1)
+        return x + self.buf
+
+
+# > FUNC-30: When a module's forward updates a buffer in place (`self.buf.add_(1)`), `functional_call(module, {"buf":
+# > b}, args)` writes the update into `b`, the tensor passed in (its values change and its `_version` increases), and
+# > the module's own buffer keeps its values. For `nn.BatchNorm1d` in training mode, called with its running
+# > statistics passed in (`{"running_mean": m, "running_var": v, "num_batches_tracked": n}`), the passed `m` and `v`
+# > hold the updated statistics and the module's own `running_mean` and `running_var` keep theirs.
+@pytest.mark.clause("FUNC-30")
+def test_functional_call_writes_buffer_updates_into_the_passed_tensors(device):
+    m = _CountingBuffer().to(device)
+    b = torch.zeros(2, device=device)
+    version = b._version
+    torch.func.functional_call(m, {"buf": b}, (torch.ones(2, device=device),))
+    assert_values(b, [1.0, 1.0], "the buffer passed in")
+    assert b._version > version
+    assert_values(m.buf, [0.0, 0.0], "the module's own buffer")
+    bn = nn.BatchNorm1d(2).to(device)
+    stats = {
+        "running_mean": torch.zeros(2, device=device),
+        "running_var": torch.ones(2, device=device),
+        "num_batches_tracked": torch.tensor(0, device=device),
+    }
+    torch.func.functional_call(bn, stats, (torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=device),))
+    assert stats["running_mean"].tolist() != [0.0, 0.0] and stats["running_var"].tolist() != [1.0, 1.0]
+    assert_values(bn.running_mean, [0.0, 0.0], "the module's running_mean")
+    assert_values(bn.running_var, [1.0, 1.0], "the module's running_var")
+
+
+# > FUNC-31: `params, buffers = torch.func.stack_module_state(models)` gives, for a list of two `nn.Linear(2, 1)`,
+# > stacked parameters that are leaves requiring grad, plain tensors rather than `nn.Parameter`, holding the models'
+# > values stacked along a new first dimension, and sharing no memory with the models: an update of a stacked
+# > parameter under `torch.no_grad()` leaves the models' parameters as they were, and an update of a model's parameter
+# > leaves the stacked one as it was.
+@pytest.mark.clause("FUNC-31")
+def test_stack_module_state_makes_new_leaves(device):
+    models = [linear(device), linear(device)]
+    with torch.no_grad():
+        models[1].weight.fill_(3.0)
+    params, _ = torch.func.stack_module_state(models)
+    w = params["weight"]
+    assert w.is_leaf and w.requires_grad and not isinstance(w, nn.Parameter)
+    assert_values(w, [[[1.0, 2.0]], [[3.0, 3.0]]], "the stacked weight")
+    with torch.no_grad():
+        w.zero_()
+    assert_values(models[0].weight, [[1.0, 2.0]], "model 0's weight after the stacked one was zeroed")
+    with torch.no_grad():
+        models[1].weight.fill_(9.0)
+    assert_values(w[1], [[0.0, 0.0]], "the stacked weight after model 1's was filled")
+
+
 # > FUNC-90 (compile, until 2.4): Before 2.4, inside a compiled function, the in-place updates of FUNC-12
 # > (`m.weight.add_(1.0)` and `m.weight.copy_(z)` under `torch.no_grad()`, `m.weight.add_(1.0)` with grad mode on) raise
 # > `torch._dynamo.exc.InternalTorchDynamoError` (a `RuntimeError`) whose message contains "'Tensor' object has no

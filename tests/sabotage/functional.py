@@ -78,10 +78,27 @@ def grad_by_autograd():
     torch.func.grad = functools.wraps(_grad)(grad)
 
 
+_stack_module_state = torch.func.stack_module_state
+
+
+def stacked_state_tied_to_models():
+    """`stack_module_state` makes each model's parameters views of the stacked ones (shared memory)."""
+
+    def stack_module_state(models):
+        params, buffers = _stack_module_state(models)
+        for i, model in enumerate(models):
+            for name, p in model.named_parameters():
+                p.data = params[name].data[i]
+        return params, buffers
+
+    torch.func.stack_module_state = functools.wraps(_stack_module_state)(stack_module_state)
+
+
 CASES = [
-    ("functional_call_writes_parameters", "test_functional.py", {"FUNC-2", "FUNC-3", "FUNC-4", "FUNC-5"}),
+    ("functional_call_writes_parameters", "test_functional.py", {"FUNC-2", "FUNC-3", "FUNC-4", "FUNC-5", "FUNC-30"}),
     ("parametrization_applied_once", "test_functional.py", {"FUNC-7", "FUNC-9", "FUNC-10", "FUNC-11", "FUNC-12"}),
     ("parametrization_result_copied", "test_functional.py", {"FUNC-15"}),
     ("vmap_as_a_loop", "test_functional.py", {"FUNC-16", "FUNC-17", "FUNC-19", "FUNC-20"}),
     ("grad_by_autograd", "test_functional.py", {"FUNC-21", "FUNC-24", "FUNC-26"}),
+    ("stacked_state_tied_to_models", "test_functional.py", {"FUNC-31"}),
 ]
