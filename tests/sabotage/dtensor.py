@@ -59,8 +59,26 @@ def dtensor_detach_copies():
     torch.Tensor.detach = detach
 
 
+_data = torch._C.TensorBase.data  # the C property that torch.Tensor inherits
+
+
+def data_assignment_writes_through():
+    """`p.data = t` on a DTensor writes `t`'s values into its local shard (what pytorch/pytorch#157391 asks about)."""
+
+    def set_data(self, value):
+        dtensor = _dtensor()
+        if isinstance(self, dtensor):
+            with torch.no_grad():
+                self._local_tensor.copy_(value.to_local() if isinstance(value, dtensor) else value)
+        else:
+            _data.__set__(self, value)
+
+    torch.Tensor.data = property(_data.__get__, set_data)
+
+
 CASES = [
     ("no_grad_update_of_dtensor_ignored", "test_dtensor.py", {"DTENSOR-1"}),
     ("plain_operand_distributed", "test_dtensor.py", {"DTENSOR-5", "DTENSOR-6"}),
     ("dtensor_detach_copies", "test_dtensor.py", {"DTENSOR-11"}),
+    ("data_assignment_writes_through", "test_dtensor.py", {"DTENSOR-2", "DTENSOR-14"}),
 ]
