@@ -146,12 +146,12 @@ def outcome_cell(value: tuple) -> nodes.Node:
     return box
 
 
-def clause_row(cid: str, values: list[tuple], page_uri: str) -> nodes.row:
+def clause_row(cid: str, values: list[tuple], page: str) -> nodes.row:
     """A clause's row: its link, then one cell per run of releases with the same outcome."""
     runs = spans(values)
-    # A plain link to the clause's anchor, not a cross-reference: 37 bytes of HTML less a row, which keeps the default
-    # view inside its budget.
-    link = nodes.reference("", cid, internal=True, refuri=f"{page_uri}#{cid.lower()}")
+    # A plain link to the clause's anchor on its page (its URI is set once the builder can say it: resolve_links), not
+    # a cross-reference: 37 bytes of HTML less a row, which keeps the default view inside its budget.
+    link = nodes.reference("", cid, internal=True, refuri=f"#{cid.lower()}", tus_page=f"spec/{page}")
     row = table_row([link, *(outcome_cell(v) for v, _ in runs)])
     for entry, (value, width) in zip(row.children[1:], runs, strict=True):
         entry["classes"].append(f"outcome-{value[0]}" if len(value) == 1 else "outcome-mixed")
@@ -168,15 +168,15 @@ def page_row(page: str, width: int) -> nodes.row:
     return row
 
 
-def matrix_table(versions: list[str], clause_ids: list[str], value, uri) -> nodes.table:
-    """Clauses grouped by page; value(cid, version) gives each cell, uri(docname) the link to a page from here."""
+def matrix_table(versions: list[str], clause_ids: list[str], value) -> nodes.table:
+    """Clauses grouped by page; value(cid, version) gives each cell."""
     by_id = reg.default().clauses
     rows, page = [], None
     for cid in clause_ids:
         if by_id[cid].page != page:
             page = by_id[cid].page
             rows.append(page_row(page, len(versions) + 1))
-        rows.append(clause_row(cid, [value(cid, v) for v in versions], uri(f"spec/{page}")))
+        rows.append(clause_row(cid, [value(cid, v) for v in versions], page))
     return table(["conformance-matrix"], [1] * (len(versions) + 1), ["clause", *labels(versions)], rows)
 
 
@@ -228,13 +228,14 @@ def never_run_sentence(matrix: Matrix) -> nodes.paragraph | None:
     return nodes.paragraph("", text)
 
 
-class MatrixLinks:
-    def uri(self, docname: str) -> str:
-        """The relative URI of a page of the site from the page being built."""
-        return self.env.app.builder.get_relative_uri(self.env.docname, docname)
+def resolve_links(app, doctree, docname):
+    """Point each clause row's link at its page, relative to the page being written (clause_row)."""
+    for ref in doctree.findall(nodes.reference):
+        if page := ref.attributes.pop("tus_page", None):
+            ref["refuri"] = app.builder.get_relative_uri(docname, page) + ref["refuri"]
 
 
-class MatrixDirective(MatrixLinks, SphinxDirective):
+class MatrixDirective(SphinxDirective):
     """The default view: a summary, the legend, and the clauses whose outcome changes."""
 
     def run(self):
@@ -252,12 +253,12 @@ class MatrixDirective(MatrixLinks, SphinxDirective):
         out = [summary, legend()]
         if sentence := never_run_sentence(matrix):
             out.append(sentence)
-        out.append(matrix_table(matrix.versions, changing, matrix.combined, self.uri))
+        out.append(matrix_table(matrix.versions, changing, matrix.combined))
         out.append(phone_grid(matrix.versions))
         return out
 
 
-class FullMatrixDirective(MatrixLinks, SphinxDirective):
+class FullMatrixDirective(SphinxDirective):
     """Every clause, one table per device and mode, each inside a dropdown (HTML <details>)."""
 
     def run(self):
@@ -271,7 +272,7 @@ class FullMatrixDirective(MatrixLinks, SphinxDirective):
             cells = matrix.cells[column]
             title = f"{status.column(*column)}: {counted(Counter(k for v in cells.values() for k in v.values()))}"
             box = self.dropdown(title)
-            box += matrix_table(matrix.versions, matrix.clause_ids(), functools.partial(matrix.alone, column), self.uri)
+            box += matrix_table(matrix.versions, matrix.clause_ids(), functools.partial(matrix.alone, column))
             out.append(box)
         out.append(phone_grid(matrix.versions))
         return out
@@ -301,5 +302,6 @@ def setup(app):
     app.connect("env-get-outdated", always_read)
     app.add_directive("conformance-matrix", MatrixDirective)
     app.add_directive("conformance-matrix-full", FullMatrixDirective)
+    app.connect("doctree-resolved", resolve_links)
     app.connect("build-finished", check_budget)
     return {"version": "1", "parallel_read_safe": False}
