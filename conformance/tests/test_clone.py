@@ -302,3 +302,32 @@ def test_seed_en_clone_then_modify_metadata(device):
     y = x.clone()
     y[:] = torch.tensor([3.0, 4.0], device=device)
     assert (x._version, y._version, y.is_leaf, y.requires_grad) == (0, 1, False, True)
+
+
+def _mul_under_no_grad(x):
+    with torch.no_grad():
+        x.mul_(10)
+
+
+ORIGINAL_UPDATES = {
+    "x.mul_(10) under no_grad": _mul_under_no_grad,
+    "x.detach().mul_(10)": lambda x: x.detach().mul_(10),
+}
+
+
+# > CLONE-13: An in-place update of `x` made after `y = x.clone()` (`x.mul_(10)` under `torch.no_grad()`, or
+# > `x.detach().mul_(10)`), with `x` a leaf `[1, 2]` that requires grad or a non-leaf `x = a * 1` of such a leaf `a`,
+# > leaves the values of `y` as they were, and `backward()` through `y` raises no error: after
+# > `(y * y).sum().backward()` the gradient that reaches the leaf is computed from the values `y` holds (`[2, 4]`), not
+# > from the updated ones.
+@pytest.mark.clause("CLONE-13")
+@pytest.mark.parametrize("update", list(ORIGINAL_UPDATES))
+@pytest.mark.parametrize("source", ["leaf", "non-leaf"])
+def test_updating_x_leaves_its_clone(device, source, update, run):
+    a = leaf(device)
+    x = a if source == "leaf" else a * 1
+    y = x.clone()
+    run(ORIGINAL_UPDATES[update], x)
+    assert_values(y, [1.0, 2.0], "the clone after x was updated")
+    (y * y).sum().backward()
+    assert_values(a.grad, [2.0, 4.0], "the leaf's gradient through the clone")
