@@ -49,17 +49,14 @@ def sharded(dt, mesh, values):
     return dt.distribute_tensor(torch.tensor(values), mesh, [dt.Shard(0)])
 
 
-def _updates(dt, mesh):
-    """The in-place updates of DTENSOR-1, with the values each leaves in [0, 1, 2, 3]."""
-    return {
-        "p.add_(1)": (lambda p: p.add_(1), [1.0, 2.0, 3.0, 4.0]),
-        "p.mul_(2)": (lambda p: p.mul_(2), [0.0, 2.0, 4.0, 6.0]),
-        "p.zero_()": (lambda p: p.zero_(), [0.0, 0.0, 0.0, 0.0]),
-        "p.copy_(d)": (lambda p: p.copy_(sharded(dt, mesh, [9.0, 9.0, 9.0, 9.0])), [9.0, 9.0, 9.0, 9.0]),
-    }
-
-
-UPDATES = ["p.add_(1)", "p.mul_(2)", "p.zero_()", "p.copy_(d)"]
+# The in-place updates of DTENSOR-1, each a step(p, d) for a DTensor d of nines, with the values it leaves in
+# [0, 1, 2, 3].
+UPDATES = {
+    "p.add_(1)": (lambda p, d: p.add_(1), [1.0, 2.0, 3.0, 4.0]),
+    "p.mul_(2)": (lambda p, d: p.mul_(2), [0.0, 2.0, 4.0, 6.0]),
+    "p.zero_()": (lambda p, d: p.zero_(), [0.0, 0.0, 0.0, 0.0]),
+    "p.copy_(d)": (lambda p, d: p.copy_(d), [9.0, 9.0, 9.0, 9.0]),
+}
 
 
 # > DTENSOR-1: With grad mode enabled, an in-place update of a DTensor parameter `p` (`p.add_(1)`, `p.mul_(2)`,
@@ -68,16 +65,16 @@ UPDATES = ["p.add_(1)", "p.mul_(2)", "p.zero_()", "p.copy_(d)"]
 # > `torch.no_grad()` the same updates write into `p`: it holds the result, `p._version` has increased, and `p` is
 # > still the same `nn.Parameter`, a DTensor with its placements, a leaf that requires grad.
 @pytest.mark.clause("DTENSOR-1")
-@pytest.mark.parametrize("update", UPDATES)
+@pytest.mark.parametrize("update", list(UPDATES))
 def test_update_refused_with_grad_written_under_no_grad(dt, mesh, update):
-    step, expected = _updates(dt, mesh)[update]
-    p = param(dt, mesh)
+    step, expected = UPDATES[update]
+    p, d = param(dt, mesh), sharded(dt, mesh, [9.0, 9.0, 9.0, 9.0])
     with raises(RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation"):
-        step(p)
+        step(p, d)
     assert local(p) == [0.0, 1.0, 2.0, 3.0]
     version, placements = p._version, tuple(p.placements)
     with torch.no_grad():
-        step(p)
+        step(p, d)
     assert local(p) == expected
     assert p._version > version
     assert isinstance(p, nn.Parameter) and isinstance(p, dt.DTensor) and tuple(p.placements) == placements
@@ -136,27 +133,26 @@ def test_data_reads_a_dtensor_sharing_memory(dt, mesh, update):
     assert p._version == version
 
 
+MIXED = {  # the updates of DTENSOR-5, with a plain tensor operand
+    "p.copy_(torch.zeros(4))": lambda p: p.copy_(torch.zeros(4)),
+    "p.add_(torch.ones(4))": lambda p: p.add_(torch.ones(4)),
+    "p.data.copy_(torch.zeros(4))": lambda p: p.data.copy_(torch.zeros(4)),
+}
+
+
 def _mixed(dt, mesh, update):
     """Run a DTENSOR-5 update of a fresh parameter; (p, the error raised)."""
     p = param(dt, mesh)
-    steps = {
-        "p.copy_(torch.zeros(4))": lambda: p.copy_(torch.zeros(4)),
-        "p.add_(torch.ones(4))": lambda: p.add_(torch.ones(4)),
-        "p.data.copy_(torch.zeros(4))": lambda: p.data.copy_(torch.zeros(4)),
-    }
     with pytest.raises(RuntimeError) as error, torch.no_grad():
-        steps[update]()
+        MIXED[update](p)
     return p, error.value
-
-
-MIXED = ["p.copy_(torch.zeros(4))", "p.add_(torch.ones(4))", "p.data.copy_(torch.zeros(4))"]
 
 
 # > DTENSOR-5: An in-place update of a DTensor parameter `p` under `torch.no_grad()` whose operand is a plain
 # > `torch.Tensor` (`p.copy_(torch.zeros(4))`, `p.add_(torch.ones(4))`, and `p.data.copy_(torch.zeros(4))`) raises
 # > `RuntimeError`, and `p` keeps its values.
 @pytest.mark.clause("DTENSOR-5")
-@pytest.mark.parametrize("update", MIXED)
+@pytest.mark.parametrize("update", list(MIXED))
 def test_plain_operand_refused(dt, mesh, update):
     p, _ = _mixed(dt, mesh, update)
     assert local(p) == [0.0, 1.0, 2.0, 3.0]
@@ -164,7 +160,7 @@ def test_plain_operand_refused(dt, mesh, update):
 
 # > DTENSOR-6: In the case of DTENSOR-5 the message contains "got mixed torch.Tensor and DTensor".
 @pytest.mark.clause("DTENSOR-6")
-@pytest.mark.parametrize("update", MIXED)
+@pytest.mark.parametrize("update", list(MIXED))
 def test_plain_operand_message(dt, mesh, update):
     _, error = _mixed(dt, mesh, update)
     assert "got mixed torch.Tensor and DTensor" in str(error), str(error)
@@ -173,7 +169,7 @@ def test_plain_operand_message(dt, mesh, update):
 # > DTENSOR-7: On 2.0, in the case of DTENSOR-5 the message contains "got mixed distributed and non-distributed
 # > tensors".
 @pytest.mark.clause("DTENSOR-7")
-@pytest.mark.parametrize("update", MIXED)
+@pytest.mark.parametrize("update", list(MIXED))
 def test_plain_operand_message_on_2_0(dt, mesh, update):
     _, error = _mixed(dt, mesh, update)
     assert "got mixed distributed and non-distributed tensors" in str(error), str(error)
