@@ -371,9 +371,9 @@ def test_a_clause_range_is_the_only_reason_when_it_excludes_the_release():
     from conformance.harness.recorder import not_applicable
 
     clause = registry.default().clauses["CLONE-91"]  # compile only, since 2.5
-    reason = not_applicable([clause], "cpu", "compile", "2.4.1", compiled_since=CompiledSince("2.5", ("CLONE-90",)))
+    reason = not_applicable([clause], "cpu", "compile", "2.4.1", compiled_since=(CompiledSince("2.5", ("CLONE-90",)),))
     assert reason == "not-applicable: CLONE-91 holds since 2.5"
-    inside = not_applicable([clause], "cpu", "compile", "2.6.0", compiled_since=CompiledSince("2.7", ("CLONE-90",)))
+    inside = not_applicable([clause], "cpu", "compile", "2.6.0", compiled_since=(CompiledSince("2.7", ("CLONE-90",)),))
     assert inside == (
         "not-applicable: the compiled behaviour of this test is specified from torch 2.7; before, see CLONE-90"
     )
@@ -459,8 +459,8 @@ def test_compiled_since_also_on_specifies_an_older_release_series_too():
     from conformance.harness.modes import CompiledSince, specified_later
 
     since = CompiledSince("2.4", ("GRAD-92",), also_on=("2.1",))
-    assert [specified_later(since, v) for v in ("2.1.2", "2.4.1", "2.9.0")] == [None, None, None]
-    assert specified_later(since, "2.2.2") == (
+    assert [specified_later((since,), v) for v in ("2.1.2", "2.4.1", "2.9.0")] == [None, None, None]
+    assert specified_later((since,), "2.2.2") == (
         "the compiled behaviour of this test is specified from torch 2.4 (and on 2.1); before, see GRAD-92"
     )
 
@@ -479,6 +479,26 @@ def test_a_compiled_since_mark_must_name_the_clauses_that_state_the_older_releas
     from conformance.harness.modes import CompiledSince
 
     assert CompiledSince("2.4", tuple(before.split())).problem(registry.default().clauses) == problem
+
+
+def test_a_compiled_since_mark_of_one_mode_speaks_there_only():
+    """``modes="inductor"``: the mark needs a clause about inductor in before=, and leaves the compile mode alone;
+    in the inductor mode it applies beside the test's mark without modes (both must cover the release)."""
+    from conformance.harness.modes import CompiledSince, specified_later
+
+    clauses = registry.default().clauses
+    assert CompiledSince("2.5", ("NOGRAD-92",), modes=("inductor",)).problem(clauses) == (
+        "NOGRAD-92 in before= is not about the mode inductor (modes=)"
+    )
+    inductor = CompiledSince("2.5", ("VERSION-101",), modes=("inductor",))
+    assert inductor.problem(clauses) is None
+    assert (inductor.applies("cpu", "inductor"), inductor.applies("cpu", "compile")) == (True, False)
+    general = CompiledSince("2.3", ("NOGRAD-92",))
+    assert specified_later((general, inductor), "2.4.1").startswith(
+        "the compiled behaviour of this test is specified from torch 2.5; before, see VERSION-101"
+    )
+    assert specified_later((general, inductor), "2.2.2").endswith("see NOGRAD-92")
+    assert specified_later((general, inductor), "2.5.1") is None
 
 
 def test_a_changed_test_is_recorded_again_alone_and_merged(demo):
@@ -514,11 +534,10 @@ def test_a_changed_test_is_recorded_again_alone_and_merged(demo):
 
 
 def test_the_inductor_mode_runs_the_clauses_that_name_it_and_finds_the_layer(demo):
-    """A clause without ``:modes:`` is not specified with inductor yet; one that names it runs on cpu (meta: not
-    applicable, with the reason); an inductor-only divergence gets the layer ``inductor`` (aot_eager and Dynamo
-    alone refuse what inductor accepts: an in-place update of an inference tensor, torch 2.8 and later)."""
+    """A clause without ``:modes:`` runs with inductor too, as one that names it; both on cpu (meta: not applicable,
+    with the reason); an inductor-only divergence gets the layer ``inductor`` (aot_eager and Dynamo alone refuse
+    what inductor accepts: an in-place update of an inference tensor, torch 2.8 and later)."""
     from conformance.harness.modes import INDUCTOR_NOT_ON_META
-    from conformance.harness.registry import INDUCTOR_NOT_YET
 
     add_test(
         demo,
@@ -552,7 +571,7 @@ def test_the_inductor_mode_runs_the_clauses_that_name_it_and_finds_the_layer(dem
     code, output, doc = run(demo, "--device", "cpu,meta", "--mode", "eager,compile,inductor")
     assert code == 0, output
     cpu = doc["devices"]["cpu"]["inductor"]
-    assert (cpu["DEMO-6"]["outcome"], cpu["DEMO-6"]["reasons"]) == ("not-applicable", [INDUCTOR_NOT_YET])
-    assert cpu["DEMO-7"]["outcome"] == "pass"
-    assert doc["devices"]["meta"]["inductor"]["DEMO-7"]["reasons"] == [INDUCTOR_NOT_ON_META]
+    assert (cpu["DEMO-6"]["outcome"], cpu["DEMO-7"]["outcome"]) == ("pass", "pass")
+    for cid in ("DEMO-6", "DEMO-7"):
+        assert doc["devices"]["meta"]["inductor"][cid]["reasons"] == [INDUCTOR_NOT_ON_META]
     assert (cpu["DEMO-8"]["outcome"], cpu["DEMO-8"]["observed"]["diverging layer"]) == ("pass", "inductor")

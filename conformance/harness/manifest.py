@@ -40,14 +40,14 @@ def item_params(item) -> str:
     return item.callspec.id if hasattr(item, "callspec") else ""
 
 
-def item_compiled_since(item) -> CompiledSince | None:
-    """A test's ``@pytest.mark.compiled_since`` (harness/modes.py), or None; None too on a device the mark does not
-    name (``devices="meta"``: only there does the compiled step differ on older releases)."""
-    mark = item.get_closest_marker("compiled_since")
-    if not mark:
-        return None
-    since = CompiledSince.from_mark(mark)
-    return None if since.devices and item_device(item) not in since.devices else since
+def item_compiled_since(item) -> tuple[CompiledSince, ...]:
+    """The ``@pytest.mark.compiled_since`` marks (harness/modes.py) that speak about this test's device and mode: the
+    closest one without ``modes`` and those naming its mode (``devices="meta"``: only there does the compiled step
+    differ on older releases; ``modes="inductor"``: only with that backend)."""
+    marks = [CompiledSince.from_mark(mark) for mark in item.iter_markers("compiled_since")]
+    general = [m for m in marks if not m.modes][:1]
+    device, mode = item_device(item), item_mode(item)
+    return tuple(m for m in (*general, *(m for m in marks if m.modes)) if m.applies(device, mode))
 
 
 def item_clauses(item) -> list[str]:

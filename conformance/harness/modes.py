@@ -20,8 +20,8 @@ The update step of a test, the user code its clause is about, goes into a functi
 
 A test that asks for ``run`` runs once per selected mode (ids ``test_x[cpu-eager]``,
 ``test_x[cpu-compile]``, ``test_x[cpu-inductor]``); a test without it is eager-only, and a clause none of whose
-tests takes part is ``not-applicable`` in the compiled modes. The inductor mode runs the clauses that name it in
-``:modes:`` (registry.DEFAULT_MODES). ``run.function(step)`` returns the step
+tests takes part is ``not-applicable`` in the compiled modes. A clause without ``:modes:`` is about all three
+(registry.DEFAULT_MODES); inductor runs on cpu (and cuda), not on meta. ``run.function(step)`` returns the step
 compiled once, to call it several times (a mutation between two calls of one compiled function:
 Dynamo's guards). Dynamo is reset before each compile-mode test. A graph break is not a failure:
 the number of breaks is recorded as an observation.
@@ -41,6 +41,7 @@ import platform
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from .populations import INPLACE_SPELLINGS
 from .registry import BACKENDS, COMPILED_MODES, listed
 from .registry import MODES as KNOWN  # noqa: F401  (one list of mode names)
 from .registry import default as spec_registry
@@ -62,13 +63,15 @@ class MemberDivergence:
     """Population members (ids) whose compiled step does, on the releases and devices of ``clause``, what that clause
     says instead of what their tests check: a test item that runs one is not-applicable there, naming ``clause``,
     whose own test checks it. ``of``: only the tests of these clauses (default: every test that runs the member).
-    ``error`` (exception type, message fragment) is what the step raises, if it does."""
+    ``error`` (exception type, message fragment) is what the step raises, if it does. ``modes``: only in these
+    compiled modes (default: both)."""
 
     clause: str
     members: tuple[str, ...]
     what: str
     error: tuple[type, str] | None = None
     of: tuple[str, ...] = ()
+    modes: tuple[str, ...] = ()
 
 
 CANNOT_TRACE = "cannot be traced"
@@ -131,6 +134,17 @@ MEMBER_DIVERGENCES = (
         "does what is recorded, not specified",
         of=("INPLACE-80", "INPLACE-81", "INPLACE-84", "VERSION-80", "VERSION-81"),
     ),
+    # Inductor from 2.8 drops the check that refuses an update of an inference tensor outside inference mode.
+    MemberDivergence(
+        "INFER-92",
+        tuple(INPLACE_SPELLINGS.ids()),
+        "is accepted and written",
+        of=("INFER-9", "INFER-20"),
+        modes=("inductor",),
+    ),
+    MemberDivergence(
+        "INFER-93", tuple(INPLACE_SPELLINGS.ids()), "is written but not counted", of=("INFER-41",), modes=("inductor",)
+    ),
 )
 
 
@@ -169,20 +183,27 @@ def unsupported(torch_version: str, python: str | None = None, mode: str = "comp
 
 @dataclass(frozen=True)
 class CompiledSince:
-    """``@pytest.mark.compiled_since(release, before="ID ...", also_on="2.1", devices="meta")`` on a test: its
-    compiled step does what the test checks from ``release`` on (and on the ``also_on`` release series); before,
-    it does something else, which the compile-only clauses ``before`` state with their own ranges. ``devices``:
-    only there (elsewhere the test is specified on every release)."""
+    """``@pytest.mark.compiled_since(release, before="ID ...", also_on="2.1", devices="meta", modes="inductor")`` on
+    a test: its compiled step does what the test checks from ``release`` on (and on the ``also_on`` release series);
+    before, it does something else, which the compile-only clauses ``before`` state with their own ranges.
+    ``devices``, ``modes``: only there (elsewhere the test is specified on every release). A test may carry one mark
+    without ``modes`` and one per mode: in a mode, the closest mark without ``modes`` and every mark naming the mode
+    apply, and the test is specified where all of them cover the release."""
 
     release: str
     before: tuple[str, ...]
     also_on: tuple[str, ...] = ()
     devices: tuple[str, ...] = ()
+    modes: tuple[str, ...] = ()
 
     @classmethod
     def from_mark(cls, mark) -> CompiledSince:
-        words = {key: tuple(str(mark.kwargs.get(key, "")).split()) for key in ("before", "also_on", "devices")}
-        return cls(mark.args[0], **words)
+        keys = ("before", "also_on", "devices", "modes")
+        return cls(mark.args[0], **{key: tuple(str(mark.kwargs.get(key, "")).split()) for key in keys})
+
+    def applies(self, device: str | None, mode: str | None) -> bool:
+        """Whether the mark speaks about a test run on this device and in this mode."""
+        return (not self.devices or device in self.devices) and (not self.modes or mode in self.modes)
 
     def covers(self, torch_version: str) -> bool:
         """Whether the test is specified compiled on this torch."""
@@ -208,6 +229,8 @@ class CompiledSince:
                 return f"unknown clause {cid!r} in before="
             if not clause.compiled_only:
                 return f"{cid} in before= is not a clause about compile mode only"
+            if self.modes and not set(self.modes) & set(clause.modes):
+                return f"{cid} in before= is not about the mode {' or '.join(self.modes)} (modes=)"
             if all(since is not None and since >= Version(self.release) for since, _ in clause.ranges):
                 return f"{cid} in before= holds on no release before {self.release}"
         return None
@@ -217,17 +240,20 @@ class CompiledSince:
         return SPECIFIED_FROM.format(release=f"{self.release}{also}", clauses=", ".join(self.before))
 
 
-def specified_later(compiled_since: CompiledSince | None, torch_version: str) -> str | None:
+def specified_later(compiled_since: tuple[CompiledSince, ...], torch_version: str) -> str | None:
     """Why a test marked ``compiled_since`` is not-applicable compiled on this torch (another clause states what its
     step does here), or None."""
-    if compiled_since and not compiled_since.covers(torch_version):
-        return compiled_since.reason()
+    for mark in compiled_since:
+        if not mark.covers(torch_version):
+            return mark.reason()
     return None
 
 
-def member_divergences(device: str | None, torch_version: str, of: tuple[str, ...] = ()) -> dict[str, MemberDivergence]:
-    """The members whose compiled step does on this device and torch what an entry of MEMBER_DIVERGENCES says, for a
-    test of the clauses ``of`` (any test: empty)."""
+def member_divergences(
+    device: str | None, torch_version: str, of: tuple[str, ...] = (), mode: str | None = None
+) -> dict[str, MemberDivergence]:
+    """The members whose compiled step does on this device and torch (and in this mode) what an entry of
+    MEMBER_DIVERGENCES says, for a test of the clauses ``of`` (any test: empty)."""
     clauses = spec_registry().clauses
     return {
         member: entry
@@ -236,14 +262,17 @@ def member_divergences(device: str | None, torch_version: str, of: tuple[str, ..
         and clauses[entry.clause].applies_to(torch_version)
         and not clauses[entry.clause].excludes_device(device or "")
         and (not entry.of or set(entry.of) & set(of))
+        and (not entry.modes or mode in entry.modes)
         for member in entry.members
     }
 
 
-def diverging_member(params: str, device: str | None, torch_version: str, of: tuple[str, ...] = ()) -> str | None:
+def diverging_member(
+    params: str, device: str | None, torch_version: str, of: tuple[str, ...] = (), mode: str | None = None
+) -> str | None:
     """Why a test item (of the clauses ``of``) does not check its compiled step here, from the id of its parameters
     (its parts joined by "-", one of them the member it runs): another clause states what that member does; or None."""
-    for mid, entry in member_divergences(device, torch_version, of).items():
+    for mid, entry in member_divergences(device, torch_version, of, mode).items():
         if f"-{mid}-" in f"-{params}-":
             clause = spec_registry().clauses[entry.clause]
             where = clause.range_text()
@@ -373,7 +402,7 @@ class Runner:
 
         if self.mode not in COMPILED_MODES:
             return {}
-        divergences = member_divergences(device, torch.__version__).items()
+        divergences = member_divergences(device, torch.__version__, mode=self.mode).items()
         return {member: entry.error for member, entry in divergences if entry.error}
 
     def __call__(self, step, *args, **kwargs):

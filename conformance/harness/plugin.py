@@ -104,8 +104,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "only_devices(*names): run this test on these devices only")
     config.addinivalue_line(
         "markers",
-        "compiled_since(release, before=clauses, also_on=series, devices=names): compile mode of this test is"
-        " specified from this torch release; before, the compile-only clauses named say what the step does"
+        "compiled_since(release, before=clauses, also_on=series, devices=names, modes=names): compile mode of this"
+        " test is specified from this torch release; before, the compile-only clauses named say what the step does"
         " (harness/modes.CompiledSince)",
     )
     try:
@@ -242,9 +242,9 @@ def pytest_collection_modifyitems(session, config, items):
         if (only := config._conformance_clauses) is not None and not set(ids) & set(only):
             unselected.append(item)
             continue
-        mark = item.get_closest_marker("compiled_since")
-        if mark and (problem := mod.CompiledSince.from_mark(mark).problem(registry.clauses)):
-            raise pytest.UsageError(f"{item.nodeid}: compiled_since: {problem}")
+        for mark in item.iter_markers("compiled_since"):
+            if problem := mod.CompiledSince.from_mark(mark).problem(registry.clauses):
+                raise pytest.UsageError(f"{item.nodeid}: compiled_since: {problem}")
     if config.getoption("--ignore-ranges"):
         # Only tests of a clause outside its version range on this torch say anything about the range's boundary;
         # inside it, the run without --ignore-ranges (the recording) is what shows the clause holds.

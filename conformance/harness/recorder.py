@@ -28,7 +28,7 @@ WIRE_KEY = "conformance_manifest"
 
 
 def not_applicable(
-    clauses, device: str | None, mode: str, torch_version: str, ignore_ranges=False, params="", compiled_since=None
+    clauses, device: str | None, mode: str, torch_version: str, ignore_ranges=False, params="", compiled_since=()
 ) -> str | None:
     """Why a test of these clauses (parametrized with ``params``, its compile mode specified from the release
     ``compiled_since``) says nothing on this torch, device and mode, or None when it applies."""
@@ -42,7 +42,7 @@ def not_applicable(
         why := mod.unsupported(torch_version, mode=mode, device=device or "")
         # a reason of the clause's own (its range, device or mode) says why better than the test's floor
         or (not reasons and mod.specified_later(compiled_since, torch_version))
-        or mod.diverging_member(params, device, torch_version, tuple(c.id for c in clauses))
+        or mod.diverging_member(params, device, torch_version, tuple(c.id for c in clauses), mode)
     ):
         reasons.append(why)
     return NOT_APPLICABLE + "; ".join(reasons) if reasons else None

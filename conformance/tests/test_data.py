@@ -322,6 +322,7 @@ def test_assign_data_keeps_grad_fn_of_non_leaf(device, clause, run):
     "dtype",
     compiled_since("2.9", dtypes(torch.float32, torch.float64, torch.complex64), ["float64", "complex64"], "DATA-98"),
 )
+@pytest.mark.compiled_since("2.15", before="DATA-103", also_on="2.1 2.2 2.3", modes="inductor")
 def test_assign_data_adopts_storage_shape_dtype(device, dtype, run):
     x = leaf(device)
     t = torch.zeros(3, 2, device=device, dtype=dtype)
@@ -452,6 +453,7 @@ def test_compiled_assign_data_of_other_tensor_type_raises_in_dynamo(device, run)
 # > shape than that gradient.
 @pytest.mark.clause("DATA-13")
 @pytest.mark.parametrize("shape", [(2,), (3,)])
+@pytest.mark.compiled_since("2.15", before="DATA-103", also_on="2.1 2.2 2.3", modes="inductor")
 def test_assign_data_keeps_grad(device, shape, run):
     x = leaf(device)
     (x * 1).sum().backward()

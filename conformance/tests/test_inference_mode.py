@@ -448,9 +448,8 @@ def test_refused_inplace_on_inference_tensor(device, update, grad, written, run)
 # > enabled or under `torch.no_grad()`), every update of the population `INPLACE_SPELLINGS` of an inference tensor made
 # > inside the mode is accepted, where eagerly and with `aot_eager` it raises (INFER-9): afterwards the tensor holds the
 # > result of the operation and is still an inference tensor. Before 2.8 Dynamo refuses the update while it traces the
-# > step, as with `aot_eager`. Layer: Inductor (with `backend="aot_eager"` the update raises, INFER-9). Not specified:
-# > the updates of `t.detach()` (INFER-41; with inductor its `_version` stays 0), and `meta`, where only some spellings
-# > are accepted.
+# > step, as with `aot_eager`. Layer: Inductor (with `backend="aot_eager"` the update raises, INFER-9). The updates of
+# > `t.detach()`: INFER-93. Not specified: `meta`, where only some spellings are accepted.
 @pytest.mark.clause("INFER-92")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 @pytest.mark.parametrize("grad", ["enabled", "no_grad"])
@@ -460,6 +459,21 @@ def test_inductor_writes_update_of_inference_tensor_outside(device, update, grad
         run(update, t)
     assert t.is_inference()
     assert_result(t, update, "inference tensor, compiled with inductor")
+
+
+# > INFER-93: Compiled with inductor, from 2.8, called outside inference mode (with grad mode enabled or under
+# > `torch.no_grad()`), the updates of INFER-41 of `d = t.detach()` of an inference tensor `t` are accepted and written
+# > into the memory of `t`, as eagerly, but `d._version` stays 0, where eagerly it increases. Layer: Inductor.
+@pytest.mark.clause("INFER-93")
+@pytest.mark.parametrize("update", DETACH_UPDATES.params())
+@pytest.mark.parametrize("grad", ["enabled", "no_grad"])
+def test_inductor_update_of_detached_inference_tensor_not_counted(device, update, grad, run):
+    t = inference_tensor(device)
+    with torch.set_grad_enabled(grad == "enabled"):
+        d = t.detach()
+        run(update, d)
+    assert d._version == 0
+    assert_result(t, update, "inference tensor, updated through its detach() compiled with inductor")
 
 
 # > INFER-10: Inside inference mode the same updates of an inference tensor are accepted, and it stays an
@@ -567,6 +581,7 @@ def test_contiguous_of_contiguous_inference_tensor_is_itself(device, mode):
 @pytest.mark.clause("INFER-13")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
 @pytest.mark.parametrize("kind", ["leaf requiring grad", "non-leaf", "plain"])
+@pytest.mark.compiled_since("2.5", before="VERSION-101 VERSION-103", modes="inductor")  # uncounted updates
 def test_inplace_on_normal_tensor_inside_bumps_version(device, update, kind, run):
     base = leaf(device)
     t = {"leaf requiring grad": base, "non-leaf": base * 1, "plain": torch.tensor([1.0, 2.0], device=device)}[kind]
@@ -673,6 +688,7 @@ def test_inplace_on_normal_tensor_inside_values(device, update, run):
 # > contains "one of the variables needed for gradient computation has been modified by an inplace operation".
 @pytest.mark.clause("INFER-14")
 @pytest.mark.parametrize("update", INPLACE_SPELLINGS.params())
+@pytest.mark.compiled_since("2.5", before="VERSION-101 VERSION-103", modes="inductor")  # uncounted updates
 def test_inplace_inside_on_saved_tensor_raises(device, update, run):
     x = leaf(device)
     loss = (x * x).sum()

@@ -35,13 +35,12 @@ KINDS = {
     "outside": ("–", "outside range", "not applicable: outside the clause's version range"),
     "not-about": ("n/a", "n/a here", "not applicable: not about this device or mode (or needs values, on meta)"),
     "elsewhere": ("↪", "another clause", "compiled, another clause states what its tests check on this release"),
-    "not-yet": ("…", "not yet", "not applicable: not specified with the inductor backend yet"),
     "not-run": ("·", "not run", "not run"),
 }
 # What makes a clause "change": a not-about cell is the clause's scope, an elsewhere one another clause's, not a
 # change of torch's behaviour.
 TELLING = {"pass", "part", "fail", "outside", "not-run"}
-SCOPE = {"not-about", "elsewhere", "not-yet"}  # left out of a default-view cell that other kinds share
+SCOPE = {"not-about", "elsewhere"}  # left out of a default-view cell that other kinds share
 PAGE = "docs/matrix"  # the default view, whose HTML must stay small
 BUDGET = 100_000  # bytes of HTML for the default view; a phone on a slow network still opens it
 
@@ -55,8 +54,6 @@ def kind(clause: reg.Clause, version: str, entry: dict) -> str:
     # A withdrawn clause holds on no release: outside its range everywhere.
     if clause.withdrawn or not clause.applies_to(version):
         return "outside"
-    if entry["reasons"] == [reg.INDUCTOR_NOT_YET]:
-        return "not-yet"
     return "elsewhere" if any(map(status.SPECIFIED_FROM.match, entry["reasons"])) else "not-about"
 
 
