@@ -504,7 +504,7 @@ def test_a_compiled_since_mark_of_one_mode_speaks_there_only():
 def test_a_changed_test_is_recorded_again_alone_and_merged(demo):
     """The incremental recording of nox -s conformance: --clauses runs the stale clauses' tests, every one of them,
     and merges their outcomes into the recorded file; the other outcomes stay as recorded."""
-    code, output, recorded = run(demo, "--record", "--mode", "eager,compile")
+    code, output, recorded = run(demo, "--record", "--mode", "eager,compile,inductor")
     assert code == 0, output
     check = (sys.executable, "-m", "conformance.harness.results", "r.json")
     assert command(demo, check)[0] == 0
@@ -512,14 +512,14 @@ def test_a_changed_test_is_recorded_again_alone_and_merged(demo):
     tests.write_text(tests.read_text().replace("assert x._version == 1", "assert x._version == 1, x._version"))
     code, output = command(demo, check)
     assert code == 2 and "1 clauses stale (DEMO-1)" in output, output
-    code, output, _ = run(demo, "--record", "--mode", "eager,compile", "--clauses", "DEMO-1", "-k", "nothing")
+    code, output, _ = run(demo, "--record", "--mode", "eager,compile,inductor", "--clauses", "DEMO-1", "-k", "nothing")
     assert code == 4 and "--record needs the whole suite" in output, "a partial run of the stale clauses is refused"
-    code, output, merged = run(demo, "--record", "--mode", "eager,compile", "--clauses", "DEMO-1")
+    code, output, merged = run(demo, "--record", "--mode", "eager,compile,inductor", "--clauses", "DEMO-1")
     assert code == 0 and "(1 clauses merged)" in output and "DEMO-4" not in output, output
     assert command(demo, check)[0] == 0, "fresh again"
     # Only the modules of the clauses may be named (what nox -s conformance does); one left out is a partial run:
     # DEMO-4 is also proved by an example of the spec (test_examples.py).
-    record = ("--record", "--mode", "eager,compile")
+    record = ("--record", "--mode", "eager,compile,inductor")
     code, output, _ = run(demo, *record, "--clauses", "DEMO-1", paths=["conformance/tests/test_demo.py"])
     assert code == 0 and "(1 clauses merged)" in output, output
     code, output, _ = run(demo, *record, "--clauses", "DEMO-4", paths=["conformance/tests/test_demo.py"])

@@ -635,7 +635,8 @@ def test_the_nightly_check_runs_the_suite_on_a_torch_from_a_local_index(demo, se
     # The demo's recording of the torch these tests run on: what the nightly's results are compared with.
     recorded_folder = demo / "conformance" / "results" / Version(torch.__version__).public
     code, output = command(
-        demo, [*PYTEST, "--record", "--mode", "eager,compile", "--results", f"{recorded_folder}/{{device}}.json"]
+        demo,
+        [*PYTEST, "--record", "--mode", "eager,compile,inductor", "--results", f"{recorded_folder}/{{device}}.json"],
     )
     assert code == 0, output
     before = results.stamps(recorded_folder.glob("*.json"))

@@ -202,11 +202,18 @@ class Recorder:
         tr.write_line("clause".ljust(12) + "".join(f"{d} {m}".ljust(20) for d, m in columns))
         totals = defaultdict(int)
         only = self.config._conformance_clauses
+        touched = {cid for cid, _, _ in self.ran}  # a row for each clause some test of this run ran for
+        untouched = 0
         for cid in sorted(only or self.registry.clauses, key=results.natural):
             row = [doc["devices"][d][m][cid]["outcome"] for d, m in columns]
             for outcome in row:
                 totals[outcome] += 1
-            tr.write_line(cid.ljust(12) + "".join(o.ljust(20) for o in row))
+            if cid in touched:
+                tr.write_line(cid.ljust(12) + "".join(o.ljust(20) for o in row))
+            else:
+                untouched += 1
+        if untouched:
+            tr.write_line(f"{untouched} other clauses: no test of theirs ran here (the results file has each outcome)")
         tr.write_line("clause outcomes: " + ", ".join(f"{totals[o]} {o}" for o in results.OUTCOMES))
         not_run = results.partial(doc)
         if other_modes := sorted({m for _, _, m in not_run} - set(self.config._conformance_modes)):

@@ -267,3 +267,23 @@ def test_compiled_opdb_update_before_2_8(device, member, run, observe):
         x, update = _member(member, device)
         x.requires_grad_(requires_grad)
         observe(f"{member}, {case}", _what_it_does(run, form(update), x))
+
+
+ZERO_DIM_FILLS = {
+    "x.zero_()": lambda x: x.zero_(),
+    "x.fill_(5.0)": lambda x: x.fill_(5.0),
+    "x.index_fill_(0, i, 5.0)": lambda x: x.index_fill_(0, torch.tensor([0], device=x.device), 5.0),
+}
+
+
+# > INPLACE-101: On 2.1, compiled with inductor, on `cpu`, a step that fills a 0-dimensional tensor in place
+# > (`x.zero_()`, `x.fill_(5.0)`, `x.index_fill_(0, i, 5.0)` for `x = torch.tensor(3.0)` that does not require grad)
+# > raises `NameError` whose message contains "is not defined": the code inductor generates reads a buffer it never
+# > made. So do the members `zero_`, `fill_` and `index_fill_` of `OPDB_INPLACE` in the cases of INPLACE-84 and
+# > VERSION-81. From 2.2 the steps compile. Layer: Inductor.
+@pytest.mark.clause("INPLACE-101")
+@pytest.mark.parametrize("fill", list(ZERO_DIM_FILLS))
+def test_inductor_fill_of_zero_dim_tensor_fails_on_2_1(device, fill, run):
+    x = torch.tensor(3.0, device=device)
+    with pytest.raises(NameError, match="is not defined"):
+        run(ZERO_DIM_FILLS[fill], x)
