@@ -279,8 +279,8 @@ ZERO_DIM_FILLS = {
 # > INPLACE-101: On 2.1, compiled with inductor, on `cpu`, a step that fills a 0-dimensional tensor in place
 # > (`x.zero_()`, `x.fill_(5.0)`, `x.index_fill_(0, i, 5.0)` for `x = torch.tensor(3.0)` that does not require grad)
 # > raises `NameError` whose message contains "is not defined": the code inductor generates reads a buffer it never
-# > made. So do the members `zero_`, `fill_` and `index_fill_` of `OPDB_INPLACE` in the cases of INPLACE-84 and
-# > VERSION-81. From 2.2 the steps compile. Layer: Inductor.
+# > made. So do the op_db members `zero_`, `fill_` and `index_fill_` in the cases of INPLACE-84 and VERSION-81. From 2.2
+# > the steps compile. Layer: Inductor.
 @pytest.mark.clause("INPLACE-101")
 @pytest.mark.parametrize("fill", list(ZERO_DIM_FILLS))
 def test_inductor_fill_of_zero_dim_tensor_fails_on_2_1(device, fill, run):
