@@ -218,7 +218,16 @@ DIVERGENT = {
     "VIEW-98",
 }
 # Divergences of inductor alone: with aot_eager in its place (and eagerly) their tests fail.
-INDUCTOR_DIVERGENT = {"DATA-103", "INFER-92", "INFER-93", "INPLACE-101", "VERSION-101", "VERSION-102", "VERSION-103"}
+INDUCTOR_DIVERGENT = {
+    "DATA-103",
+    "INFER-92",
+    "INFER-93",
+    "INPLACE-101",
+    "INPLACE-102",
+    "VERSION-101",
+    "VERSION-102",
+    "VERSION-103",
+}
 # A divergence on meta only: the run below (cpu) cannot see it.
 DIVERGENT_ON_META = {"COMPILE-10", "COPY-97", "INDEX-98", "INPLACE-95", "INPLACE-96", "VERSION-93"}
 # SAME_AS_EAGER: for a range of releases compiled code behaves as eager does, or what the clause's tests check

@@ -10,6 +10,7 @@ sample's other arguments. The clauses are on spec/inplace.md and spec/version_co
 import pytest
 import torch
 
+from conformance.harness.checks import assert_values
 from conformance.harness.modes import OPDB_COMPILED_UNSPECIFIED
 from conformance.harness.opdb import OPDB_INPLACE
 
@@ -106,6 +107,7 @@ def test_ldexp_on_leaf_raises_leaf_error(device, run):
 # > `x._version` increases, except for the members of INPLACE-80 with `p=0`, which leave it unchanged (VERSION-80). ...
 @pytest.mark.clause("INPLACE-81")
 @pytest.mark.population(OPDB_INPLACE)
+@pytest.mark.compiled_since("2.4", before="INPLACE-102", also_on="2.1 2.2", modes="inductor")  # returns from no_grad
 def test_opdb_inplace_under_no_grad_on_leaf(device, op, run):
     x, update = op(device)
     x.requires_grad_()
@@ -274,6 +276,41 @@ ZERO_DIM_FILLS = {
     "x.fill_(5.0)": lambda x: x.fill_(5.0),
     "x.index_fill_(0, i, 5.0)": lambda x: x.index_fill_(0, torch.tensor([0], device=x.device), 5.0),
 }
+
+
+def _add_no_grad_returned(x, y):
+    with torch.no_grad():
+        return x.add_(y)
+
+
+def _copy_no_grad_returned(x, y):
+    with torch.no_grad():
+        return x.copy_(y)
+
+
+def _add_no_grad_then_returned(x, y):
+    with torch.no_grad():
+        x.add_(y)
+    return x
+
+
+# > INPLACE-102: On 2.3, compiled with inductor, a step that updates in place, under `torch.no_grad()`, a leaf `x` that
+# > requires grad from a tensor `y` and returns `x` (`with torch.no_grad(): return x.add_(y)`, `return x.copy_(y)`, or
+# > `x.add_(y)` in the block and `return x` after it) raises `torch._dynamo.exc.BackendCompilerFailed` when it is first
+# > called (an `AssertionError` of AOTAutograd's backward graph), and `x` keeps its values. So do the steps of COPY-4,
+# > of INPLACE-81 and of PUPD-1 to PUPD-4, which return the updated leaf. On 2.2 and from 2.4 the steps compile; with
+# > `backend="aot_eager"` they compile on 2.3. Layer: Inductor.
+@pytest.mark.clause("INPLACE-102")
+@pytest.mark.parametrize(
+    "step",
+    [_add_no_grad_returned, _copy_no_grad_returned, _add_no_grad_then_returned],
+    ids=["return x.add_(y)", "return x.copy_(y)", "x.add_(y); return x"],
+)
+def test_inductor_no_grad_update_returned_fails_on_2_3(device, step, run):
+    x, y = torch.tensor([1.0, 2.0], device=device, requires_grad=True), torch.tensor([3.0, 4.0], device=device)
+    with pytest.raises(torch._dynamo.exc.BackendCompilerFailed):
+        run(step, x, y)
+    assert_values(x, [1.0, 2.0], "x after the refused step")
 
 
 # > INPLACE-101: On 2.1, compiled with inductor, on `cpu`, a step that fills a 0-dimensional tensor in place

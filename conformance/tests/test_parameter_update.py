@@ -102,6 +102,7 @@ def flat(t):
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("target", ["nn.Linear.weight", "leaf"])
 @pytest.mark.parametrize("spelling", SPELLINGS)
+@pytest.mark.compiled_since("2.4", before="INPLACE-102", also_on="2.1 2.2", modes="inductor")  # returns from no_grad
 def test_in_place_update_keeps_parameter(device, spelling, target, mode, run):
     holder, p = parameter(device, target)
     ident, kind, version = id(p), type(p), p._version
@@ -118,6 +119,7 @@ def test_in_place_update_keeps_parameter(device, spelling, target, mode, run):
 @pytest.mark.clause("PUPD-2")
 @pytest.mark.parametrize("target", ["nn.Linear.weight", "leaf"])
 @pytest.mark.parametrize("spelling", SPELLINGS)
+@pytest.mark.compiled_since("2.4", before="INPLACE-102", also_on="2.1 2.2", modes="inductor")  # returns from no_grad
 def test_in_place_update_values(device, spelling, target, run):
     _, p = parameter(device, target)
     update(run, p, spelling, "no_grad")
@@ -128,6 +130,7 @@ def test_in_place_update_values(device, spelling, target, run):
 @pytest.mark.clause("PUPD-3")
 @pytest.mark.parametrize("target", ["nn.Linear.weight", "leaf"])
 @pytest.mark.parametrize("spelling", SPELLINGS)
+@pytest.mark.compiled_since("2.4", before="INPLACE-102", also_on="2.1 2.2", modes="inductor")  # returns from no_grad
 def test_in_place_update_keeps_grad_object(device, spelling, target, run):
     _, p = parameter(device, target)
     g, gv = p.grad, p.grad._version
@@ -139,6 +142,7 @@ def test_in_place_update_keeps_grad_object(device, spelling, target, run):
 # > PUPD-4: The values of `p.grad` after the updates of PUPD-1 are those it had before.
 @pytest.mark.clause("PUPD-4")
 @pytest.mark.parametrize("spelling", SPELLINGS)
+@pytest.mark.compiled_since("2.4", before="INPLACE-102", also_on="2.1 2.2", modes="inductor")  # returns from no_grad
 def test_in_place_update_keeps_grad_values(device, spelling, run):
     _, p = parameter(device, "nn.Linear.weight")
     update(run, p, spelling, "no_grad")
