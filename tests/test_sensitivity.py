@@ -11,6 +11,7 @@ import multiprocessing
 import os
 import pkgutil
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -105,6 +106,32 @@ def sabotaged_clauses() -> set[str]:
     harness sabotages below break."""
     named = {cid for case in _cases() for cid in case.values[3]}
     return named | DIVERGENT | INDUCTOR_DIVERGENT
+
+
+@pytest.mark.parametrize(
+    ("function", "why"),
+    [("second_rank_hangs", "still running"), ("second_rank_crashes", "died of signal 11")],
+)
+def test_a_hung_or_crashed_rank_is_a_failing_outcome_within_its_bound(tmp_path, function, why):
+    """A rank of a mesh of two that hangs or dies (tests/sabotage/dtensor.py) ends its clauses' tests as failures
+    that say so, in about the time bound of the hung run, never a hung suite (issue 32)."""
+    from tests.sabotage.dtensor import HUNG_RANK_BOUND
+
+    start = time.monotonic()
+    proc, doc = run_conformance(
+        tmp_path,
+        "-p",
+        "tests.sabotage",
+        "--device",
+        "cpu",
+        "conformance/tests/test_dtensor.py::test_update_writes_each_ranks_shard",
+        env={"SABOTAGE": f"dtensor:{function}"},
+    )
+    took = time.monotonic() - start
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    entry = doc["devices"]["cpu"]["eager"]["DTENSOR-15"]
+    assert entry["outcome"] == "fail" and why in " ".join(entry["reasons"]), entry
+    assert took < HUNG_RANK_BOUND + 60, f"{function}: the run took {took:.0f} s, its bound is {HUNG_RANK_BOUND} s"
 
 
 def test_every_must_clause_has_a_sabotage_case():

@@ -1,7 +1,8 @@
 """Conformance tests for spec/dtensor.md (DTensor parameters and FSDP2). Each test quotes its clause.
 
 A mesh of one CPU process: a ``gloo`` process group of world size 1 over an in-memory store (no network), made
-once per test process and left for the others of this module.
+once per test process and left for the others of this module. DTENSOR-15 to DTENSOR-17 look at a mesh of two: each
+rank a process of its own (conformance/harness/ranks.py), what it saw returned to the test, which checks it.
 """
 
 import importlib
@@ -10,6 +11,7 @@ import pytest
 import torch
 from torch import nn
 
+from conformance.harness import ranks
 from conformance.harness.checks import assert_values, raises
 
 dist = torch.distributed
@@ -284,3 +286,72 @@ def test_fully_shard_parameters_are_dtensor_parameters(dt, mesh):
     with torch.no_grad():
         m.weight.zero_()
     assert m.weight.to_local().tolist() == [[0.0] * 4] * 4
+
+
+def on_two_ranks(rank, world_size):
+    """Run on each rank of a mesh of two CPU processes: what DTENSOR-15 to DTENSOR-17 look at, as JSON."""
+    dt = _api()
+    mesh = dt.DeviceMesh("cpu", list(range(world_size)))
+    p = param(dt, mesh)
+    seen = {"shard": local(p)}
+    with torch.no_grad():
+        p.add_(1)
+    seen["after add_(1)"] = local(p)
+    before = p._local_tensor
+    p.data = sharded(dt, mesh, [7.0, 7.0, 7.0, 7.0])
+    seen["after .data ="] = local(p)
+    seen["same local tensor"] = p._local_tensor is before
+    try:
+        fully_shard = _fully_shard()
+    except ImportError:  # before 2.3
+        return {**seen, "fully_shard": None}
+    m = nn.Linear(4, 4, bias=False)
+    with torch.no_grad():
+        m.weight.copy_(torch.arange(16.0).reshape(4, 4))
+    fully_shard(m, mesh=mesh)
+    w = m.weight
+    fsdp = {"a DTensor parameter": isinstance(w, nn.Parameter) and isinstance(w, dt.DTensor), "shard": local(w)}
+    w.data = torch.zeros(4, 4)
+    fsdp["after .data ="] = local(w)
+    with torch.no_grad():
+        w.zero_()
+    fsdp["after zero_()"] = local(w)
+    return {**seen, "fully_shard": fsdp}
+
+
+@pytest.fixture(scope="module")
+def two_ranks():
+    """What each rank of a mesh of two saw: one run of two processes for the module's tests of it."""
+    return ranks.run(f"{__name__}:on_two_ranks", world_size=2)
+
+
+# > DTENSOR-15: On a mesh of two CPU processes, `p = nn.Parameter(distribute_tensor(torch.arange(4.), mesh,
+# > [Shard(0)]))` holds `[0, 1]` on rank 0 and `[2, 3]` on rank 1, and under `torch.no_grad()` `p.add_(1)` writes into
+# > the shards of both ranks: `[1, 2]` on rank 0, `[3, 4]` on rank 1 (DTENSOR-1).
+@pytest.mark.clause("DTENSOR-15")
+def test_update_writes_each_ranks_shard(two_ranks):
+    assert [seen["shard"] for seen in two_ranks] == [[0.0, 1.0], [2.0, 3.0]]
+    assert [seen["after add_(1)"] for seen in two_ranks] == [[1.0, 2.0], [3.0, 4.0]]
+
+
+# > DTENSOR-16: On a mesh of two CPU processes, `p.data = t` for a DTensor `t` sharded as `p` raises nothing on either
+# > rank and changes nothing: both ranks keep their shards' values and their local tensors (DTENSOR-2).
+@pytest.mark.clause("DTENSOR-16")
+def test_data_assignment_changes_no_ranks_shard(two_ranks):
+    assert [seen["after .data ="] for seen in two_ranks] == [[1.0, 2.0], [3.0, 4.0]]
+    assert all(seen["same local tensor"] for seen in two_ranks)
+
+
+# > DTENSOR-17: After FSDP2's `fully_shard(m, mesh=mesh)` on a mesh of two CPU processes, `m.weight` of
+# > `nn.Linear(4, 4, bias=False)` is a DTensor `nn.Parameter` whose rank 0 holds rows 0-1 and rank 1 rows 2-3;
+# > `m.weight.data = torch.zeros(4, 4)` leaves both shards as they were, and under `torch.no_grad()`
+# > `m.weight.zero_()` writes zeros into both (DTENSOR-14).
+@pytest.mark.clause("DTENSOR-17")
+def test_fully_shard_on_two_ranks(two_ranks):
+    fsdp = [seen["fully_shard"] for seen in two_ranks]
+    assert None not in fsdp, "no fully_shard in this torch"
+    rows = torch.arange(16.0).reshape(4, 4).tolist()
+    assert all(f["a DTensor parameter"] for f in fsdp)
+    assert [f["shard"] for f in fsdp] == [rows[:2], rows[2:]]
+    assert [f["after .data ="] for f in fsdp] == [rows[:2], rows[2:]]
+    assert [f["after zero_()"] for f in fsdp] == [[[0.0] * 4] * 2] * 2

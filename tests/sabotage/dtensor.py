@@ -1,6 +1,9 @@
 """Ways to break updates of distributed parameters (spec/dtensor.md)."""
 
 import functools
+import os
+import signal
+import time
 
 import torch
 
@@ -76,9 +79,29 @@ def data_assignment_writes_through():
     torch.Tensor.data = property(_data.__get__, set_data)
 
 
+# What a hung or crashed rank does to the tests of a mesh of two (conformance/harness/ranks.py), run by
+# tests/test_sensitivity.py's test of hung ranks: each is called in the test process (CONFORMANCE_RANK unset) and
+# again in each rank, before the rank joins its process group.
+HUNG_RANK_BOUND = 20  # seconds: CONFORMANCE_RANK_TIMEOUT of the run that hangs (tests/test_sensitivity.py reads it)
+
+
+def second_rank_hangs():
+    """Rank 1 never joins its process group: it sleeps; rank 0 waits for it."""
+    if os.environ.get("CONFORMANCE_RANK") is None:
+        os.environ["CONFORMANCE_RANK_TIMEOUT"] = str(HUNG_RANK_BOUND)
+    elif os.environ["CONFORMANCE_RANK"] == "1":
+        time.sleep(3600)
+
+
+def second_rank_crashes():
+    """Rank 1 dies of a segmentation fault before it joins its process group."""
+    if os.environ.get("CONFORMANCE_RANK") == "1":
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+
 CASES = [
-    ("no_grad_update_of_dtensor_ignored", "test_dtensor.py", {"DTENSOR-1"}),
+    ("no_grad_update_of_dtensor_ignored", "test_dtensor.py", {"DTENSOR-1", "DTENSOR-15"}),
     ("plain_operand_distributed", "test_dtensor.py", {"DTENSOR-5", "DTENSOR-6"}),
     ("dtensor_detach_copies", "test_dtensor.py", {"DTENSOR-11"}),
-    ("data_assignment_writes_through", "test_dtensor.py", {"DTENSOR-2", "DTENSOR-14"}),
+    ("data_assignment_writes_through", "test_dtensor.py", {"DTENSOR-2", "DTENSOR-14", "DTENSOR-16", "DTENSOR-17"}),
 ]

@@ -1,0 +1,116 @@
+"""A function run on every rank of a process group of its own: one new process per rank, gloo on 127.0.0.1 only,
+bounded in time, torn down by itself.
+
+    values = ranks.run("conformance.tests.test_dtensor:sharded_update", world_size=2)  # one value per rank
+
+Each rank is ``python -m conformance.harness.ranks``: a new interpreter (nothing of the test process, its grad mode,
+its compiled code or its process group, leaks into it). Rank 0 hosts the store on a port found free when the test
+runs; ``GLOO_SOCKET_IFNAME=lo`` keeps gloo's own connections on the loopback too. The function takes the rank and
+the world size and returns a JSON value. A rank that raises, dies or is still running when the bound passes
+(``CONFORMANCE_RANK_TIMEOUT`` seconds, default 120) fails the test with its reason, and every rank still running is
+killed: a hung rank is a failing outcome, never a hung suite.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+DEFAULT_TIMEOUT = 120.0  # seconds for a whole run: each rank imports torch (2-5 s) and sets up gloo
+
+
+def timeout() -> float:
+    return float(os.environ.get("CONFORMANCE_RANK_TIMEOUT", DEFAULT_TIMEOUT))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run(target: str, world_size: int = 2) -> list:
+    """``target`` (``module:function``) run on ``world_size`` ranks; its return value on each rank, by rank."""
+    bound, port = timeout(), free_port()
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(p or os.getcwd() for p in sys.path),  # what the test process imports
+        "GLOO_SOCKET_IFNAME": "lo",
+        "OMP_NUM_THREADS": "1",
+    }
+    with tempfile.TemporaryDirectory(prefix="ranks-") as tmp:
+        out = Path(tmp)
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", __name__, target, str(rank), str(world_size), str(port), str(bound), tmp],
+                env={**env, "CONFORMANCE_RANK": str(rank)},
+                stdout=subprocess.DEVNULL,
+                stderr=(out / f"{rank}.err").open("w"),
+            )
+            for rank in range(world_size)
+        ]
+        deadline = time.monotonic() + bound
+        try:
+            while time.monotonic() < deadline:
+                codes = [p.poll() for p in procs]
+                if None not in codes or any(code not in (None, 0) for code in codes):
+                    break  # all done, or one rank failed: the others would wait for it until the bound
+                time.sleep(0.05)
+        finally:
+            running = [rank for rank, p in enumerate(procs) if p.poll() is None]
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                p.wait()
+        for rank, p in enumerate(procs):  # the first rank that failed on its own says why
+            if p.returncode not in (0, None) and rank not in running:
+                how = f"died of signal {-p.returncode}" if p.returncode < 0 else f"exited with code {p.returncode}"
+                pytest.fail(f"rank {rank} of {world_size} {how} running {target}{_tail(out / f'{rank}.err')}")
+        if running:
+            pytest.fail(
+                f"rank {', '.join(map(str, running))} of {world_size} still running {target} after {bound:g} s"
+                " (CONFORMANCE_RANK_TIMEOUT): killed"
+            )
+        return [json.loads((out / f"{rank}.json").read_text()) for rank in range(world_size)]
+
+
+def _tail(path: Path) -> str:
+    lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    return f": {lines[-1]}" if lines else ""
+
+
+def _rank_main(target: str, rank: int, world_size: int, port: int, bound: float, out: str) -> None:
+    import torch.distributed as dist
+
+    # A hook for the harness's self-tests: the sabotage that patches torch in the test process patches each rank too.
+    if setup := os.environ.get("CONFORMANCE_RANK_SETUP"):
+        module, function = setup.split(":")
+        getattr(importlib.import_module(module), function)()
+    dist.init_process_group(
+        "gloo",
+        init_method=f"tcp://127.0.0.1:{port}",
+        rank=rank,
+        world_size=world_size,
+        timeout=timedelta(seconds=bound),
+    )
+    try:
+        module, function = target.split(":")
+        value = getattr(importlib.import_module(module), function)(rank, world_size)
+        Path(out, f"{rank}.json").write_text(json.dumps(value))
+    finally:
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    target, rank, world_size, port, bound, out = sys.argv[1:]
+    _rank_main(target, int(rank), int(world_size), int(port), float(bound), out)
