@@ -160,12 +160,17 @@ def test_plain_operand_refused(dt, mesh, update):
     assert local(p) == [0.0, 1.0, 2.0, 3.0]
 
 
+# DTensor's refusal of a plain operand (DTENSOR-6, DTENSOR-7; an optimizer step's too: DTENSOR-20, DTENSOR-21)
+MIXED_MESSAGE = "got mixed torch.Tensor and DTensor"
+MIXED_MESSAGE_ON_2_0 = "got mixed distributed and non-distributed tensors"
+
+
 # > DTENSOR-6: In the case of DTENSOR-5 the message contains "got mixed torch.Tensor and DTensor".
 @pytest.mark.clause("DTENSOR-6")
 @pytest.mark.parametrize("update", list(MIXED))
 def test_plain_operand_message(dt, mesh, update):
     _, error = _mixed(dt, mesh, update)
-    assert "got mixed torch.Tensor and DTensor" in str(error), str(error)
+    assert MIXED_MESSAGE in str(error), str(error)
 
 
 # > DTENSOR-7: On 2.0, in the case of DTENSOR-5 the message contains "got mixed distributed and non-distributed
@@ -174,7 +179,7 @@ def test_plain_operand_message(dt, mesh, update):
 @pytest.mark.parametrize("update", list(MIXED))
 def test_plain_operand_message_on_2_0(dt, mesh, update):
     _, error = _mixed(dt, mesh, update)
-    assert "got mixed distributed and non-distributed tensors" in str(error), str(error)
+    assert MIXED_MESSAGE_ON_2_0 in str(error), str(error)
 
 
 def _index_assign(p):
@@ -301,6 +306,7 @@ def on_two_ranks(rank, world_size):
     p.data = sharded(dt, mesh, [7.0, 7.0, 7.0, 7.0])
     seen["after .data ="] = local(p)
     seen["same local tensor"] = p._local_tensor is before
+    seen.update(_grad_assignments(dt, mesh))
     try:
         fully_shard = _fully_shard()
     except ImportError:  # before 2.3
@@ -317,6 +323,30 @@ def on_two_ranks(rank, world_size):
         w.zero_()
     fsdp["after zero_()"] = local(w)
     return {**seen, "fully_shard": fsdp}
+
+
+def _outcome(step) -> str:
+    """What ``step()`` did: "ok", or the type and message of what it raised."""
+    try:
+        step()
+    except Exception as e:  # noqa: BLE001 -- the test compares what was raised
+        return f"{type(e).__name__}: {e}"
+    return "ok"
+
+
+def _grad_assignments(dt, mesh) -> dict:
+    """DTENSOR-18 and DTENSOR-19 on one rank."""
+    seen = {}
+    p = param(dt, mesh)
+    seen["p.grad = torch.zeros(2)"] = _outcome(lambda: setattr(p, "grad", torch.zeros(2)))
+    p.grad = torch.ones(4)
+    seen["p.grad after p.grad = torch.ones(4)"] = type(p.grad).__name__
+    seen["SGD step"] = _outcome(torch.optim.SGD([p], lr=1.0).step)
+    seen["after SGD step"] = local(p)
+    q = param(dt, mesh)
+    q.grad = sharded(dt, mesh, [1.0, 1.0, 1.0, 1.0])
+    seen["q.grad after q.grad = d"] = [type(q.grad).__name__, local(q.grad)]
+    return seen
 
 
 @pytest.fixture(scope="module")
@@ -355,3 +385,44 @@ def test_fully_shard_on_two_ranks(two_ranks):
     assert [f["shard"] for f in fsdp] == [rows[:2], rows[2:]]
     assert [f["after .data ="] for f in fsdp] == [rows[:2], rows[2:]]
     assert [f["after zero_()"] for f in fsdp] == [[[0.0] * 4] * 2] * 2
+
+
+# > DTENSOR-18: On a mesh of two CPU processes, for a DTensor parameter `p` of shape `(4,)` sharded on dim 0,
+# > `p.grad = torch.zeros(2)` (a plain tensor of the shape of one rank's shard) raises `RuntimeError`, while `p.grad =
+# > torch.ones(4)` (a plain tensor of `p`'s global shape) raises nothing and makes `p.grad` a plain `torch.Tensor`, not
+# > a DTensor. `q.grad = d` for a DTensor `d` sharded as `q` makes `q.grad` that DTensor, its shard on both ranks.
+@pytest.mark.clause("DTENSOR-18")
+def test_grad_assignment_checks_the_global_shape_only(two_ranks):
+    assert all(seen["p.grad = torch.zeros(2)"].startswith("RuntimeError: ") for seen in two_ranks)
+    assert [seen["p.grad after p.grad = torch.ones(4)"] for seen in two_ranks] == ["Tensor", "Tensor"]
+    assert [seen["q.grad after q.grad = d"] for seen in two_ranks] == [["DTensor", [1.0, 1.0]]] * 2
+
+
+# > DTENSOR-19: After `p.grad = torch.ones(4)` of DTENSOR-18, `torch.optim.SGD([p], lr=1.0).step()` raises
+# > `RuntimeError` on both ranks, and `p` keeps its values.
+@pytest.mark.clause("DTENSOR-19")
+def test_step_with_a_plain_grad_refused(two_ranks):
+    assert all(seen["SGD step"].startswith("RuntimeError: ") for seen in two_ranks)
+    assert [seen["after SGD step"] for seen in two_ranks] == [[0.0, 1.0], [2.0, 3.0]]
+
+
+def _messages(two_ranks, size: str, mixed: str) -> None:
+    for seen in two_ranks:
+        assert size in seen["p.grad = torch.zeros(2)"], seen["p.grad = torch.zeros(2)"]
+        assert mixed in seen["SGD step"], seen["SGD step"]
+
+
+# > DTENSOR-20: In DTENSOR-18 the message of the refused `p.grad = torch.zeros(2)` contains "attempting to assign a
+# > gradient of size '[2]' to a tensor of size '[4]'", and in DTENSOR-19 the message of the refused step contains "got
+# > mixed torch.Tensor and DTensor".
+@pytest.mark.clause("DTENSOR-20")
+def test_grad_messages(two_ranks):
+    _messages(two_ranks, "attempting to assign a gradient of size '[2]' to a tensor of size '[4]'", MIXED_MESSAGE)
+
+
+# > DTENSOR-21: On 2.0, in DTENSOR-18 the message of the refused `p.grad = torch.zeros(2)` contains "assigned grad has
+# > data of a different size", and in DTENSOR-19 the message of the refused step contains "got mixed distributed and
+# > non-distributed tensors".
+@pytest.mark.clause("DTENSOR-21")
+def test_grad_messages_on_2_0(two_ranks):
+    _messages(two_ranks, "assigned grad has data of a different size", MIXED_MESSAGE_ON_2_0)

@@ -79,6 +79,29 @@ def data_assignment_writes_through():
     torch.Tensor.data = property(_data.__get__, set_data)
 
 
+_grad = torch._C.TensorBase.grad  # the C property, as _data
+
+
+def plain_grad_distributed():
+    """`p.grad = t` of a plain tensor on a DTensor parameter distributes `t` as `p` first."""
+
+    def set_grad(self, value):
+        dtensor = _dtensor()
+        if isinstance(self, dtensor) and isinstance(value, torch.Tensor) and not isinstance(value, dtensor):
+            value = _distribute_tensor()(value, self.device_mesh, self.placements)
+        _grad.__set__(self, value)
+
+    torch.Tensor.grad = property(_grad.__get__, set_grad, _grad.__delete__)
+
+
+def _distribute_tensor():
+    try:
+        from torch.distributed.tensor import distribute_tensor
+    except ImportError:
+        from torch.distributed._tensor import distribute_tensor
+    return distribute_tensor
+
+
 # What a hung or crashed rank does to the tests of a mesh of two (conformance/harness/ranks.py), run by
 # tests/test_sensitivity.py's test of hung ranks: each is called in the test process (CONFORMANCE_RANK unset) and
 # again in each rank, before the rank joins its process group.
@@ -102,6 +125,7 @@ def second_rank_crashes():
 CASES = [
     ("no_grad_update_of_dtensor_ignored", "test_dtensor.py", {"DTENSOR-1", "DTENSOR-15"}),
     ("plain_operand_distributed", "test_dtensor.py", {"DTENSOR-5", "DTENSOR-6"}),
+    ("plain_grad_distributed", "test_dtensor.py", {"DTENSOR-18", "DTENSOR-19", "DTENSOR-20"}),
     ("dtensor_detach_copies", "test_dtensor.py", {"DTENSOR-11"}),
     ("data_assignment_writes_through", "test_dtensor.py", {"DTENSOR-2", "DTENSOR-14", "DTENSOR-16", "DTENSOR-17"}),
 ]
