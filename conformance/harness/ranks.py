@@ -45,7 +45,7 @@ def run(target: str, world_size: int = 2) -> list:
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(p or os.getcwd() for p in sys.path),  # what the test process imports
-        "GLOO_SOCKET_IFNAME": "lo",
+        "GLOO_SOCKET_IFNAME": "lo0" if sys.platform == "darwin" else "lo",  # the loopback interface's name
         "OMP_NUM_THREADS": "1",
     }
     with tempfile.TemporaryDirectory(prefix="ranks-") as tmp:
