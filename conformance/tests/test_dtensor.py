@@ -293,6 +293,9 @@ def test_fully_shard_parameters_are_dtensor_parameters(dt, mesh):
     assert m.weight.to_local().tolist() == [[0.0] * 4] * 4
 
 
+ROWS = torch.arange(16.0).reshape(4, 4).tolist()  # the weight of the modules sharded on two ranks
+
+
 def on_two_ranks(rank, world_size):
     """Run on each rank of a mesh of two CPU processes: what DTENSOR-15 to DTENSOR-17 look at, as JSON."""
     dt = _api()
@@ -313,7 +316,7 @@ def on_two_ranks(rank, world_size):
         return {**seen, "fully_shard": None}
     m = nn.Linear(4, 4, bias=False)
     with torch.no_grad():
-        m.weight.copy_(torch.arange(16.0).reshape(4, 4))
+        m.weight.copy_(torch.tensor(ROWS))
     fully_shard(m, mesh=mesh)
     w = m.weight
     fsdp = {"a DTensor parameter": isinstance(w, nn.Parameter) and isinstance(w, dt.DTensor), "shard": local(w)}
@@ -322,7 +325,33 @@ def on_two_ranks(rank, world_size):
     with torch.no_grad():
         w.zero_()
     fsdp["after zero_()"] = local(w)
+    fsdp["after forward"] = {flag: _update_after_forward(dt, mesh, fully_shard, flag) for flag in ("True", "False")}
     return {**seen, "fully_shard": fsdp}
+
+
+def _update_after_forward(dt, mesh, fully_shard, reshard_after_forward: str) -> dict | str:
+    """DTENSOR-22 to DTENSOR-24 on one rank: ``m.weight`` after a forward, updated under no_grad, then resharded;
+    what the forward raised where it cannot run on CPU."""
+    m = nn.Linear(4, 4, bias=False)
+    with torch.no_grad():
+        m.weight.copy_(torch.tensor(ROWS))
+    fully_shard(m, mesh=mesh, reshard_after_forward=reshard_after_forward == "True")
+    try:
+        m(torch.ones(1, 4))
+    except Exception as e:  # noqa: BLE001 -- before 2.7 FSDP2's forward wants CUDA
+        return f"{type(e).__name__}: {e}"
+    seen = {"a DTensor": isinstance(m.weight, dt.DTensor), "values": values(dt, m.weight)}
+    with torch.no_grad():
+        m.weight.add_(100)
+    m.reshard()
+    seen["a DTensor after reshard"] = isinstance(m.weight, dt.DTensor)
+    seen["after reshard"] = values(dt, m.weight)
+    return seen
+
+
+def values(dt, t):
+    """The values this rank holds of ``t``: its shard for a DTensor."""
+    return local(t) if isinstance(t, dt.DTensor) else t.tolist()
 
 
 def _outcome(step) -> str:
@@ -380,10 +409,9 @@ def test_data_assignment_changes_no_ranks_shard(two_ranks):
 def test_fully_shard_on_two_ranks(two_ranks):
     fsdp = [seen["fully_shard"] for seen in two_ranks]
     assert None not in fsdp, "no fully_shard in this torch"
-    rows = torch.arange(16.0).reshape(4, 4).tolist()
     assert all(f["a DTensor parameter"] for f in fsdp)
-    assert [f["shard"] for f in fsdp] == [rows[:2], rows[2:]]
-    assert [f["after .data ="] for f in fsdp] == [rows[:2], rows[2:]]
+    assert [f["shard"] for f in fsdp] == [ROWS[:2], ROWS[2:]]
+    assert [f["after .data ="] for f in fsdp] == [ROWS[:2], ROWS[2:]]
     assert [f["after zero_()"] for f in fsdp] == [[[0.0] * 4] * 2] * 2
 
 
@@ -426,3 +454,46 @@ def test_grad_messages(two_ranks):
 @pytest.mark.clause("DTENSOR-21")
 def test_grad_messages_on_2_0(two_ranks):
     _messages(two_ranks, "assigned grad has data of a different size", MIXED_MESSAGE_ON_2_0)
+
+
+def _after_forward(two_ranks, reshard_after_forward: str) -> list:
+    after = [seen["fully_shard"] and seen["fully_shard"]["after forward"][reshard_after_forward] for seen in two_ranks]
+    assert all(isinstance(a, dict) for a in after), f"no forward of fully_shard's module on CPU: {after}"
+    return after
+
+
+def _update_lost(after) -> None:
+    assert [a["a DTensor"] for a in after] == [False, False]
+    assert [a["values"] for a in after] == [ROWS, ROWS]
+    assert [a["a DTensor after reshard"] for a in after] == [True, True]
+    assert [a["after reshard"] for a in after] == [ROWS[:2], ROWS[2:]]
+
+
+# > DTENSOR-22: After `fully_shard(m, mesh=mesh, reshard_after_forward=False)` of `nn.Linear(4, 4, bias=False)` on a
+# > mesh of two CPU processes and a forward `m(x)`, `m.weight` on both ranks is a plain `nn.Parameter`, not a DTensor,
+# > holding the whole weight; `m.weight.add_(100)` under `torch.no_grad()` is then lost: after `m.reshard()`,
+# > `m.weight` is a DTensor again and its shards hold the values from before the update.
+@pytest.mark.clause("DTENSOR-22")
+def test_update_of_the_unsharded_weight_lost_at_reshard(two_ranks):
+    _update_lost(_after_forward(two_ranks, "False"))
+
+
+# > DTENSOR-23: With the default `reshard_after_forward=True`, after a forward `m(x)` of the module of DTENSOR-22,
+# > `m.weight` is the DTensor parameter, and `m.weight.add_(100)` under `torch.no_grad()` writes into both shards: after
+# > `m.reshard()` they hold the updated values.
+@pytest.mark.clause("DTENSOR-23")
+def test_update_after_a_resharding_forward_written(two_ranks):
+    after = _after_forward(two_ranks, "True")
+    assert [a["a DTensor"] for a in after] == [True, True]
+    assert [a["after reshard"] for a in after] == [
+        [[v + 100 for v in row] for row in ROWS[:2]],
+        [[v + 100 for v in row] for row in ROWS[2:]],
+    ]
+
+
+# > DTENSOR-24: On 2.7, with the default `reshard_after_forward=True`, the module of DTENSOR-22 (the root of its FSDP
+# > tree) is not resharded after its forward: `m.weight` is a plain `nn.Parameter` holding the whole weight, and
+# > `m.weight.add_(100)` under `torch.no_grad()` is lost at `m.reshard()` as in DTENSOR-22.
+@pytest.mark.clause("DTENSOR-24")
+def test_root_not_resharded_after_forward_on_2_7(two_ranks):
+    _update_lost(_after_forward(two_ranks, "True"))

@@ -1,6 +1,7 @@
 """Ways to break updates of distributed parameters (spec/dtensor.md)."""
 
 import functools
+import importlib
 import os
 import signal
 import time
@@ -102,6 +103,30 @@ def _distribute_tensor():
     return distribute_tensor
 
 
+def _fsdp():
+    """FSDP2's module: public ``torch.distributed.fsdp`` from 2.6, ``torch.distributed._composable.fsdp`` before."""
+    import torch.distributed.fsdp as fsdp
+
+    return fsdp if hasattr(fsdp, "fully_shard") else importlib.import_module("torch.distributed._composable.fsdp")
+
+
+def reshard_skipped():
+    """`m.reshard()` of an FSDP2 module does nothing: its parameters stay as its forward left them."""
+    _fsdp().FSDPModule.reshard = lambda self: None
+
+
+def forward_keeps_parameters_unsharded():
+    """`fully_shard(m, ...)` always means `reshard_after_forward=False`."""
+    fsdp = _fsdp()
+    original = fsdp.fully_shard
+
+    @functools.wraps(original)
+    def fully_shard(module, **kwargs):
+        return original(module, **{**kwargs, "reshard_after_forward": False})
+
+    fsdp.fully_shard = fully_shard
+
+
 # What a hung or crashed rank does to the tests of a mesh of two (conformance/harness/ranks.py), run by
 # tests/test_sensitivity.py's test of hung ranks: each is called in the test process (CONFORMANCE_RANK unset) and
 # again in each rank, before the rank joins its process group.
@@ -126,6 +151,8 @@ CASES = [
     ("no_grad_update_of_dtensor_ignored", "test_dtensor.py", {"DTENSOR-1", "DTENSOR-15"}),
     ("plain_operand_distributed", "test_dtensor.py", {"DTENSOR-5", "DTENSOR-6"}),
     ("plain_grad_distributed", "test_dtensor.py", {"DTENSOR-18", "DTENSOR-19", "DTENSOR-20"}),
+    ("reshard_skipped", "test_dtensor.py", {"DTENSOR-22"}),
+    ("forward_keeps_parameters_unsharded", "test_dtensor.py", {"DTENSOR-23"}),
     ("dtensor_detach_copies", "test_dtensor.py", {"DTENSOR-11"}),
     ("data_assignment_writes_through", "test_dtensor.py", {"DTENSOR-2", "DTENSOR-14", "DTENSOR-16", "DTENSOR-17"}),
 ]
