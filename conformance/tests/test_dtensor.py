@@ -381,7 +381,7 @@ def _grad_assignments(dt, mesh) -> dict:
 @pytest.fixture(scope="module")
 def two_ranks():
     """What each rank of a mesh of two saw: one run of two processes for the module's tests of it."""
-    return ranks.run(f"{__name__}:on_two_ranks", world_size=2)
+    return ranks.run(on_two_ranks, world_size=2)
 
 
 # > DTENSOR-15: On a mesh of two CPU processes, `p = nn.Parameter(distribute_tensor(torch.arange(4.), mesh,
