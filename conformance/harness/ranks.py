@@ -4,9 +4,9 @@ bounded in time, torn down by itself.
     values = ranks.run(on_two_ranks, world_size=2)  # on_two_ranks(rank, world_size) on each rank: its values
 
 Each rank is ``python -m conformance.harness.ranks``: a new interpreter (nothing of the test process, its grad mode,
-its compiled code or its process group, leaks into it). Rank 0 hosts the store on a port found free when the test
-runs; ``GLOO_SOCKET_IFNAME=lo`` keeps gloo's own connections on the loopback too. The function takes the rank and
-the world size and returns a JSON value. A rank that raises, dies or is still running when the bound passes
+its compiled code or its process group, leaks into it). Rank 0 opens the group's store on 127.0.0.1, on a port the
+system picks free; ``GLOO_SOCKET_IFNAME=lo`` keeps gloo's own connections on the loopback too. The function takes
+the rank and the world size and returns a JSON value. A rank that raises, dies or is still running when the bound passes
 (``CONFORMANCE_RANK_TIMEOUT`` seconds, default 120) fails the test with its reason, and every rank still running is
 killed: a hung rank is a failing outcome, never a hung suite.
 """
@@ -16,7 +16,6 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,16 +32,10 @@ def timeout() -> float:
     return float(os.environ.get("CONFORMANCE_RANK_TIMEOUT", DEFAULT_TIMEOUT))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def run(function, world_size: int = 2) -> list:
     """``function`` (a module-level function: each rank imports it by name) run on ``world_size`` ranks; its return
     value on each rank, by rank. Passed as itself, not as its name, so that the clauses' fingerprints follow it."""
-    target, bound, port = f"{function.__module__}:{function.__qualname__}", timeout(), free_port()
+    target, bound = f"{function.__module__}:{function.__qualname__}", timeout()
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(p or os.getcwd() for p in sys.path),  # what the test process imports
@@ -53,7 +46,7 @@ def run(function, world_size: int = 2) -> list:
         out = Path(tmp)
         procs = [
             subprocess.Popen(
-                [sys.executable, "-m", __name__, target, str(rank), str(world_size), str(port), str(bound), tmp],
+                [sys.executable, "-m", __name__, target, str(rank), str(world_size), str(bound), tmp],
                 env={**env, "CONFORMANCE_RANK": str(rank)},
                 stdout=subprocess.DEVNULL,
                 stderr=(out / f"{rank}.err").open("w"),
@@ -90,7 +83,7 @@ def _tail(path: Path) -> str:
     return f": {lines[-1]}" if lines else ""
 
 
-def _rank_main(target: str, rank: int, world_size: int, port: int, bound: float, out: str) -> None:
+def _rank_main(target: str, rank: int, world_size: int, bound: float, out: Path) -> None:
     import torch.distributed as dist
 
     # A hook for the harness's self-tests: the sabotage that patches torch in the test process patches each rank too.
@@ -99,7 +92,7 @@ def _rank_main(target: str, rank: int, world_size: int, port: int, bound: float,
         getattr(importlib.import_module(module), function)()
     dist.init_process_group(
         "gloo",
-        init_method=f"tcp://127.0.0.1:{port}",
+        store=_store(rank, world_size, bound, out),
         rank=rank,
         world_size=world_size,
         timeout=timedelta(seconds=bound),
@@ -107,11 +100,27 @@ def _rank_main(target: str, rank: int, world_size: int, port: int, bound: float,
     try:
         module, function = target.split(":")
         value = getattr(importlib.import_module(module), function)(rank, world_size)
-        Path(out, f"{rank}.json").write_text(json.dumps(value))
+        (out / f"{rank}.json").write_text(json.dumps(value))
     finally:
         dist.destroy_process_group()
 
 
+def _store(rank: int, world_size: int, bound: float, out: Path):
+    """The group's TCP store on 127.0.0.1: rank 0 opens it on a port the system picks free and writes the port down
+    for the other ranks (no port chosen first and taken by another process in between)."""
+    import torch.distributed as dist
+
+    timeout, port_file = timedelta(seconds=bound), out / "port"
+    if rank == 0:
+        store = dist.TCPStore("127.0.0.1", 0, world_size, True, timeout=timeout, wait_for_workers=False)
+        (out / "port.tmp").write_text(str(store.port))
+        (out / "port.tmp").rename(port_file)  # whole or absent
+        return store
+    while not port_file.exists():  # the parent kills this rank when the bound passes
+        time.sleep(0.05)
+    return dist.TCPStore("127.0.0.1", int(port_file.read_text()), world_size, False, timeout=timeout)
+
+
 if __name__ == "__main__":
-    target, rank, world_size, port, bound, out = sys.argv[1:]
-    _rank_main(target, int(rank), int(world_size), int(port), float(bound), out)
+    target, rank, world_size, bound, out = sys.argv[1:]
+    _rank_main(target, int(rank), int(world_size), float(bound), Path(out))
