@@ -126,6 +126,7 @@ if __name__ == "__main__":
     _rank_main(target, int(rank), int(world_size), float(bound), Path(out))
     # The rank's values are written and its group destroyed: it leaves without the interpreter's teardown, where on
     # torch 2.10.0 a thread still running ends the process in std::terminate ("terminate called without an active
-    # exception", SIGABRT with no Python frame: 3 runs of 25), which is no outcome of the function's.
+    # exception", SIGABRT with no Python frame: 3 runs of 25), which is no outcome of the function's. Gloo's worker
+    # threads outliving the interpreter's finalization: pytorch/pytorch#179291 (an atexit fix, abandoned), #190489.
     sys.stderr.flush()
     os._exit(0)
