@@ -1,7 +1,7 @@
 """Conformance tests for spec/dtensor.md (DTensor parameters and FSDP2). Each test quotes its clause.
 
 A mesh of one CPU process: a ``gloo`` process group of world size 1 over an in-memory store (no network), made
-once per test process and left for the others of this module. DTENSOR-15 to DTENSOR-17 look at a mesh of two: each
+once per test process and left for the others of this module. DTENSOR-15 to DTENSOR-24 look at a mesh of two: each
 rank a process of its own (conformance/harness/ranks.py), what it saw returned to the test, which checks it.
 """
 
