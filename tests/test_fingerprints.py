@@ -89,6 +89,15 @@ def test_a_changed_helper_stales_the_clauses_whose_tests_use_it(before, edit):
     assert 0 < len(stale) < len(ALL)
 
 
+def test_a_changed_rank_function_stales_the_clauses_whose_fixture_runs_it(before, edit):
+    """What each rank of a mesh of two runs (test_dtensor.on_two_ranks, passed to ranks.run through a fixture)."""
+    after = edit(
+        fp.TESTS_DIR / "test_dtensor.py",
+        lambda s: s.replace('seen["after add_(1)"] = local(p)', 'seen["after add_(1)"] = local(p) + []'),
+    )
+    assert set(changed(before, after)) == {f"DTENSOR-{n}" for n in range(15, 25)}
+
+
 def test_a_changed_population_stales_the_clauses_that_quantify_over_it(before, edit):
     after = edit(fp.HARNESS_DIR / "populations.py", lambda s: s + "\nINPLACE_SPELLINGS = INPLACE_SPELLINGS[:-1]\n")
     stale = changed(before, after)

@@ -11,6 +11,7 @@ import multiprocessing
 import os
 import pkgutil
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -71,6 +72,14 @@ def _pytest_main(args, env, log):
     sys.exit(int(pytest.main(args)))
 
 
+def run_sabotaged(tmp_path, sabotage: str, *args) -> dict:
+    """The conformance suite on cpu with ``sabotage`` (``module:function`` of tests/sabotage) applied, which must
+    fail (exit 1); its results doc."""
+    proc, doc = run_conformance(tmp_path, "-p", "tests.sabotage", "--device", "cpu", *args, env={"SABOTAGE": sabotage})
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return doc
+
+
 def failing(doc, device="cpu", mode="eager"):
     return {cid for cid, entry in doc["devices"][device][mode].items() if entry["outcome"] == "fail"}
 
@@ -86,16 +95,7 @@ def _tests_naming(test_file: str, clauses: set[str]) -> list[str]:
 
 @pytest.mark.parametrize(("module", "function", "test_file", "clauses"), list(_cases()))
 def test_sabotage_makes_clauses_fail(tmp_path, module, function, test_file, clauses):
-    proc, doc = run_conformance(
-        tmp_path,
-        "-p",
-        "tests.sabotage",
-        "--device",
-        "cpu",
-        *_tests_naming(test_file, clauses),
-        env={"SABOTAGE": f"{module}:{function}"},
-    )
-    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    doc = run_sabotaged(tmp_path, f"{module}:{function}", *_tests_naming(test_file, clauses))
     missed = clauses - failing(doc)
     assert not missed, f"sabotage {function} should make {sorted(missed)} fail; failing: {sorted(failing(doc))}"
 
@@ -105,6 +105,25 @@ def sabotaged_clauses() -> set[str]:
     harness sabotages below break."""
     named = {cid for case in _cases() for cid in case.values[3]}
     return named | DIVERGENT | INDUCTOR_DIVERGENT
+
+
+@pytest.mark.parametrize(
+    ("function", "why"),
+    [("second_rank_hangs", "still running"), ("second_rank_crashes", "died of signal 11")],
+)
+def test_a_hung_or_crashed_rank_is_a_failing_outcome_within_its_bound(tmp_path, function, why):
+    """A rank of a mesh of two that hangs or dies (tests/sabotage/dtensor.py) ends its clauses' tests as failures
+    that say so, in about the time bound of the hung run, never a hung suite (issue 32)."""
+    from tests.sabotage.dtensor import HUNG_RANK_BOUND
+
+    start = time.monotonic()
+    doc = run_sabotaged(
+        tmp_path, f"dtensor:{function}", "conformance/tests/test_dtensor.py::test_update_writes_each_ranks_shard"
+    )
+    took = time.monotonic() - start
+    entry = doc["devices"]["cpu"]["eager"]["DTENSOR-15"]
+    assert entry["outcome"] == "fail" and why in " ".join(entry["reasons"]), entry
+    assert took < HUNG_RANK_BOUND + 60, f"{function}: the run took {took:.0f} s, its bound is {HUNG_RANK_BOUND} s"
 
 
 def test_every_must_clause_has_a_sabotage_case():
@@ -334,18 +353,7 @@ def test_run_ignoring_the_mode_fails_the_divergences(tmp_path):
     )
     if not expected:
         pytest.skip(f"no divergence clause applies to torch {torch.__version__}")
-    proc, doc = run_conformance(
-        tmp_path,
-        "-p",
-        "tests.sabotage",
-        "--device",
-        "cpu",
-        "--mode",
-        "compile",
-        *files,
-        env={"SABOTAGE": "compile:run_ignores_mode"},
-    )
-    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    doc = run_sabotaged(tmp_path, "compile:run_ignores_mode", "--mode", "compile", *files)
     failed = failing(doc, mode="compile")
     assert expected <= failed, f"not failing with the mode ignored: {sorted(expected - failed)}"
 
@@ -368,8 +376,6 @@ def test_run_ignoring_the_backend_fails_the_inductor_divergences(tmp_path):
     ]
     # a few members of INFER-92 (a clause with one failing test fails): inductor compiles each graph with g++
     only = ("-k", "(enabled and add_) or assign_data or counts_mutated")
-    sabotage = ("-p", "tests.sabotage", "--device", "cpu", "--mode", "inductor", *only, *tests)
-    proc, doc = run_conformance(tmp_path, *sabotage, env={"SABOTAGE": "compile:run_ignores_backend"})
-    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    doc = run_sabotaged(tmp_path, "compile:run_ignores_backend", "--mode", "inductor", *only, *tests)
     failed = failing(doc, mode="inductor")
     assert expected <= failed, f"not failing with aot_eager in inductor's place: {sorted(expected - failed)}"

@@ -1,7 +1,8 @@
 """Conformance tests for spec/dtensor.md (DTensor parameters and FSDP2). Each test quotes its clause.
 
 A mesh of one CPU process: a ``gloo`` process group of world size 1 over an in-memory store (no network), made
-once per test process and left for the others of this module.
+once per test process and left for the others of this module. DTENSOR-15 to DTENSOR-24 look at a mesh of two: each
+rank a process of its own (conformance/harness/ranks.py), what it saw returned to the test, which checks it.
 """
 
 import importlib
@@ -10,6 +11,7 @@ import pytest
 import torch
 from torch import nn
 
+from conformance.harness import ranks
 from conformance.harness.checks import assert_values, raises
 
 dist = torch.distributed
@@ -158,12 +160,17 @@ def test_plain_operand_refused(dt, mesh, update):
     assert local(p) == [0.0, 1.0, 2.0, 3.0]
 
 
+# DTensor's refusal of a plain operand (DTENSOR-6, DTENSOR-7; an optimizer step's too: DTENSOR-20, DTENSOR-21)
+MIXED_MESSAGE = "got mixed torch.Tensor and DTensor"
+MIXED_MESSAGE_ON_2_0 = "got mixed distributed and non-distributed tensors"
+
+
 # > DTENSOR-6: In the case of DTENSOR-5 the message contains "got mixed torch.Tensor and DTensor".
 @pytest.mark.clause("DTENSOR-6")
 @pytest.mark.parametrize("update", list(MIXED))
 def test_plain_operand_message(dt, mesh, update):
     _, error = _mixed(dt, mesh, update)
-    assert "got mixed torch.Tensor and DTensor" in str(error), str(error)
+    assert MIXED_MESSAGE in str(error), str(error)
 
 
 # > DTENSOR-7: On 2.0, in the case of DTENSOR-5 the message contains "got mixed distributed and non-distributed
@@ -172,7 +179,7 @@ def test_plain_operand_message(dt, mesh, update):
 @pytest.mark.parametrize("update", list(MIXED))
 def test_plain_operand_message_on_2_0(dt, mesh, update):
     _, error = _mixed(dt, mesh, update)
-    assert "got mixed distributed and non-distributed tensors" in str(error), str(error)
+    assert MIXED_MESSAGE_ON_2_0 in str(error), str(error)
 
 
 def _index_assign(p):
@@ -284,3 +291,209 @@ def test_fully_shard_parameters_are_dtensor_parameters(dt, mesh):
     with torch.no_grad():
         m.weight.zero_()
     assert m.weight.to_local().tolist() == [[0.0] * 4] * 4
+
+
+ROWS = torch.arange(16.0).reshape(4, 4).tolist()  # the weight of the modules sharded on two ranks
+
+
+def on_two_ranks(rank, world_size):
+    """Run on each rank of a mesh of two CPU processes: what DTENSOR-15 to DTENSOR-17 look at, as JSON."""
+    dt = _api()
+    mesh = dt.DeviceMesh("cpu", list(range(world_size)))
+    p = param(dt, mesh)
+    seen = {"shard": local(p)}
+    with torch.no_grad():
+        p.add_(1)
+    seen["after add_(1)"] = local(p)
+    before = p._local_tensor
+    p.data = sharded(dt, mesh, [7.0, 7.0, 7.0, 7.0])
+    seen["after .data ="] = local(p)
+    seen["same local tensor"] = p._local_tensor is before
+    seen.update(_grad_assignments(dt, mesh))
+    try:
+        fully_shard = _fully_shard()
+    except ImportError:  # before 2.3
+        return {**seen, "fully_shard": None}
+    m = nn.Linear(4, 4, bias=False)
+    with torch.no_grad():
+        m.weight.copy_(torch.tensor(ROWS))
+    fully_shard(m, mesh=mesh)
+    w = m.weight
+    fsdp = {"a DTensor parameter": isinstance(w, nn.Parameter) and isinstance(w, dt.DTensor), "shard": local(w)}
+    w.data = torch.zeros(4, 4)
+    fsdp["after .data ="] = local(w)
+    with torch.no_grad():
+        w.zero_()
+    fsdp["after zero_()"] = local(w)
+    fsdp["after forward"] = {flag: _update_after_forward(dt, mesh, fully_shard, flag) for flag in ("True", "False")}
+    return {**seen, "fully_shard": fsdp}
+
+
+def _update_after_forward(dt, mesh, fully_shard, reshard_after_forward: str) -> dict | str:
+    """DTENSOR-22 to DTENSOR-24 on one rank: ``m.weight`` after a forward, updated under no_grad, then resharded;
+    what the forward raised where it cannot run on CPU."""
+    m = nn.Linear(4, 4, bias=False)
+    with torch.no_grad():
+        m.weight.copy_(torch.tensor(ROWS))
+    fully_shard(m, mesh=mesh, reshard_after_forward=reshard_after_forward == "True")
+    try:
+        m(torch.ones(1, 4))
+    except Exception as e:  # noqa: BLE001 -- before 2.7 FSDP2's forward wants CUDA
+        return f"{type(e).__name__}: {e}"
+    seen = {"a DTensor": isinstance(m.weight, dt.DTensor), "values": values(dt, m.weight)}
+    with torch.no_grad():
+        m.weight.add_(100)
+    m.reshard()
+    seen["a DTensor after reshard"] = isinstance(m.weight, dt.DTensor)
+    seen["after reshard"] = values(dt, m.weight)
+    return seen
+
+
+def values(dt, t):
+    """The values this rank holds of ``t``: its shard for a DTensor."""
+    return local(t) if isinstance(t, dt.DTensor) else t.tolist()
+
+
+def _outcome(step) -> str:
+    """What ``step()`` did: "ok", or the type and message of what it raised."""
+    try:
+        step()
+    except Exception as e:  # noqa: BLE001 -- the test compares what was raised
+        return f"{type(e).__name__}: {e}"
+    return "ok"
+
+
+def _grad_assignments(dt, mesh) -> dict:
+    """DTENSOR-18 and DTENSOR-19 on one rank."""
+    seen = {}
+    p = param(dt, mesh)
+    seen["p.grad = torch.zeros(2)"] = _outcome(lambda: setattr(p, "grad", torch.zeros(2)))
+    p.grad = torch.ones(4)
+    seen["p.grad after p.grad = torch.ones(4)"] = type(p.grad).__name__
+    seen["SGD step"] = _outcome(torch.optim.SGD([p], lr=1.0).step)
+    seen["after SGD step"] = local(p)
+    q = param(dt, mesh)
+    q.grad = sharded(dt, mesh, [1.0, 1.0, 1.0, 1.0])
+    seen["q.grad after q.grad = d"] = [type(q.grad).__name__, local(q.grad)]
+    return seen
+
+
+@pytest.fixture(scope="module")
+def two_ranks():
+    """What each rank of a mesh of two saw: one run of two processes for the module's tests of it."""
+    return ranks.run(on_two_ranks, world_size=2)
+
+
+# > DTENSOR-15: On a mesh of two CPU processes, `p = nn.Parameter(distribute_tensor(torch.arange(4.), mesh,
+# > [Shard(0)]))` holds `[0, 1]` on rank 0 and `[2, 3]` on rank 1, and under `torch.no_grad()` `p.add_(1)` writes into
+# > the shards of both ranks: `[1, 2]` on rank 0, `[3, 4]` on rank 1 (DTENSOR-1).
+@pytest.mark.clause("DTENSOR-15")
+def test_update_writes_each_ranks_shard(two_ranks):
+    assert [seen["shard"] for seen in two_ranks] == [[0.0, 1.0], [2.0, 3.0]]
+    assert [seen["after add_(1)"] for seen in two_ranks] == [[1.0, 2.0], [3.0, 4.0]]
+
+
+# > DTENSOR-16: On a mesh of two CPU processes, `p.data = t` for a DTensor `t` sharded as `p` raises nothing on either
+# > rank and changes nothing: both ranks keep their shards' values and their local tensors (DTENSOR-2).
+@pytest.mark.clause("DTENSOR-16")
+def test_data_assignment_changes_no_ranks_shard(two_ranks):
+    assert [seen["after .data ="] for seen in two_ranks] == [[1.0, 2.0], [3.0, 4.0]]
+    assert all(seen["same local tensor"] for seen in two_ranks)
+
+
+# > DTENSOR-17: After FSDP2's `fully_shard(m, mesh=mesh)` on a mesh of two CPU processes, `m.weight` of
+# > `nn.Linear(4, 4, bias=False)` is a DTensor `nn.Parameter` whose rank 0 holds rows 0-1 and rank 1 rows 2-3;
+# > `m.weight.data = torch.zeros(4, 4)` leaves both shards as they were, and under `torch.no_grad()`
+# > `m.weight.zero_()` writes zeros into both (DTENSOR-14).
+@pytest.mark.clause("DTENSOR-17")
+def test_fully_shard_on_two_ranks(two_ranks):
+    fsdp = [seen["fully_shard"] for seen in two_ranks]
+    assert None not in fsdp, "no fully_shard in this torch"
+    assert all(f["a DTensor parameter"] for f in fsdp)
+    assert [f["shard"] for f in fsdp] == [ROWS[:2], ROWS[2:]]
+    assert [f["after .data ="] for f in fsdp] == [ROWS[:2], ROWS[2:]]
+    assert [f["after zero_()"] for f in fsdp] == [[[0.0] * 4] * 2] * 2
+
+
+# > DTENSOR-18: On a mesh of two CPU processes, for a DTensor parameter `p` of shape `(4,)` sharded on dim 0,
+# > `p.grad = torch.zeros(2)` (a plain tensor of the shape of one rank's shard) raises `RuntimeError`, while `p.grad =
+# > torch.ones(4)` (a plain tensor of `p`'s global shape) raises nothing and makes `p.grad` a plain `torch.Tensor`, not
+# > a DTensor. `q.grad = d` for a DTensor `d` sharded as `q` makes `q.grad` that DTensor, its shard on both ranks.
+@pytest.mark.clause("DTENSOR-18")
+def test_grad_assignment_checks_the_global_shape_only(two_ranks):
+    assert all(seen["p.grad = torch.zeros(2)"].startswith("RuntimeError: ") for seen in two_ranks)
+    assert [seen["p.grad after p.grad = torch.ones(4)"] for seen in two_ranks] == ["Tensor", "Tensor"]
+    assert [seen["q.grad after q.grad = d"] for seen in two_ranks] == [["DTensor", [1.0, 1.0]]] * 2
+
+
+# > DTENSOR-19: After `p.grad = torch.ones(4)` of DTENSOR-18, `torch.optim.SGD([p], lr=1.0).step()` raises
+# > `RuntimeError` on both ranks, and `p` keeps its values.
+@pytest.mark.clause("DTENSOR-19")
+def test_step_with_a_plain_grad_refused(two_ranks):
+    assert all(seen["SGD step"].startswith("RuntimeError: ") for seen in two_ranks)
+    assert [seen["after SGD step"] for seen in two_ranks] == [[0.0, 1.0], [2.0, 3.0]]
+
+
+def _messages(two_ranks, size: str, mixed: str) -> None:
+    for seen in two_ranks:
+        assert size in seen["p.grad = torch.zeros(2)"], seen["p.grad = torch.zeros(2)"]
+        assert mixed in seen["SGD step"], seen["SGD step"]
+
+
+# > DTENSOR-20: In DTENSOR-18 the message of the refused `p.grad = torch.zeros(2)` contains "attempting to assign a
+# > gradient of size '[2]' to a tensor of size '[4]'", and in DTENSOR-19 the message of the refused step contains "got
+# > mixed torch.Tensor and DTensor".
+@pytest.mark.clause("DTENSOR-20")
+def test_grad_messages(two_ranks):
+    _messages(two_ranks, "attempting to assign a gradient of size '[2]' to a tensor of size '[4]'", MIXED_MESSAGE)
+
+
+# > DTENSOR-21: On 2.0, in DTENSOR-18 the message of the refused `p.grad = torch.zeros(2)` contains "assigned grad has
+# > data of a different size", and in DTENSOR-19 the message of the refused step contains "got mixed distributed and
+# > non-distributed tensors".
+@pytest.mark.clause("DTENSOR-21")
+def test_grad_messages_on_2_0(two_ranks):
+    _messages(two_ranks, "assigned grad has data of a different size", MIXED_MESSAGE_ON_2_0)
+
+
+def _after_forward(two_ranks, reshard_after_forward: str) -> list:
+    after = [seen["fully_shard"] and seen["fully_shard"]["after forward"][reshard_after_forward] for seen in two_ranks]
+    assert all(isinstance(a, dict) for a in after), f"no forward of fully_shard's module on CPU: {after}"
+    return after
+
+
+def _update_lost(after) -> None:
+    assert [a["a DTensor"] for a in after] == [False, False]
+    assert [a["values"] for a in after] == [ROWS, ROWS]
+    assert [a["a DTensor after reshard"] for a in after] == [True, True]
+    assert [a["after reshard"] for a in after] == [ROWS[:2], ROWS[2:]]
+
+
+# > DTENSOR-22: After `fully_shard(m, mesh=mesh, reshard_after_forward=False)` of `nn.Linear(4, 4, bias=False)` on a
+# > mesh of two CPU processes and a forward `m(x)`, `m.weight` on both ranks is a plain `nn.Parameter`, not a DTensor,
+# > holding the whole weight; `m.weight.add_(100)` under `torch.no_grad()` is then lost: after `m.reshard()`,
+# > `m.weight` is a DTensor again and its shards hold the values from before the update.
+@pytest.mark.clause("DTENSOR-22")
+def test_update_of_the_unsharded_weight_lost_at_reshard(two_ranks):
+    _update_lost(_after_forward(two_ranks, "False"))
+
+
+# > DTENSOR-23: With the default `reshard_after_forward=True`, after a forward `m(x)` of the module of DTENSOR-22,
+# > `m.weight` is the DTensor parameter, and `m.weight.add_(100)` under `torch.no_grad()` writes into both shards: after
+# > `m.reshard()` they hold the updated values.
+@pytest.mark.clause("DTENSOR-23")
+def test_update_after_a_resharding_forward_written(two_ranks):
+    after = _after_forward(two_ranks, "True")
+    assert [a["a DTensor"] for a in after] == [True, True]
+    assert [a["after reshard"] for a in after] == [
+        [[v + 100 for v in row] for row in ROWS[:2]],
+        [[v + 100 for v in row] for row in ROWS[2:]],
+    ]
+
+
+# > DTENSOR-24: On 2.7, with the default `reshard_after_forward=True`, the module of DTENSOR-22 (the root of its FSDP
+# > tree) is not resharded after its forward: `m.weight` is a plain `nn.Parameter` holding the whole weight, and
+# > `m.weight.add_(100)` under `torch.no_grad()` is lost at `m.reshard()` as in DTENSOR-22.
+@pytest.mark.clause("DTENSOR-24")
+def test_root_not_resharded_after_forward_on_2_7(two_ranks):
+    _update_lost(_after_forward(two_ranks, "True"))

@@ -595,6 +595,37 @@ def test_functional_call_writes_buffer_updates_into_the_passed_tensors(device):
     assert_values(bn.running_var, [1.0, 1.0], "the module's running_var")
 
 
+class _TiedUpdate(nn.Module):
+    """``b.weight`` is ``a.weight``; the forward adds 1 to ``b.weight`` under no_grad."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(2, 2, bias=False), nn.Linear(2, 2, bias=False)
+        self.b.weight = self.a.weight
+
+    def forward(self, x):
+        with torch.no_grad():
+            self.b.weight.add_(1)
+        return x
+
+
+# > FUNC-32: For a module whose `b.weight` is its `a.weight` (tied) and whose forward updates `self.b.weight` in place
+# > under `torch.no_grad()`, `functional_call(m, {"a.weight": t}, args)` writes the update into `t`, the tensor passed
+# > in, and the module's own weight keeps its values; with `tie_weights=False` the update goes into the module's own
+# > weight instead, and `t` keeps its values. After either call `m.b.weight` is `m.a.weight` again.
+@pytest.mark.clause("FUNC-32")
+@pytest.mark.parametrize(("tie_weights", "t_after", "own_after"), [(True, 8.0, 0.0), (False, 7.0, 1.0)])
+def test_functional_call_updates_tied_weights(device, tie_weights, t_after, own_after):
+    m = _TiedUpdate().to(device)
+    with torch.no_grad():
+        m.a.weight.zero_()
+    t = torch.full((2, 2), 7.0, device=device)
+    torch.func.functional_call(m, {"a.weight": t}, (torch.ones(2, device=device),), tie_weights=tie_weights)
+    assert_values(t, [[t_after] * 2] * 2, "the weight passed in")
+    assert_values(m.a.weight, [[own_after] * 2] * 2, "the module's own weight")
+    assert m.b.weight is m.a.weight
+
+
 # > FUNC-31: `params, buffers = torch.func.stack_module_state(models)` gives, for a list of two `nn.Linear(2, 1)`,
 # > stacked parameters that are leaves requiring grad, plain tensors rather than `nn.Parameter`, holding the models'
 # > values stacked along a new first dimension, and sharing no memory with the models: an update of a stacked

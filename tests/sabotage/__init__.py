@@ -55,3 +55,5 @@ def pytest_configure(config):
     if spec:
         module, function = spec.split(":")
         getattr(importlib.import_module(f"tests.sabotage.{module}"), function)()
+        # the processes that tests start for the ranks of a process group (conformance/harness/ranks.py) too
+        os.environ["CONFORMANCE_RANK_SETUP"] = f"tests.sabotage.{module}:{function}"

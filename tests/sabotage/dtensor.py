@@ -1,6 +1,10 @@
 """Ways to break updates of distributed parameters (spec/dtensor.md)."""
 
 import functools
+import importlib
+import os
+import signal
+import time
 
 import torch
 
@@ -9,11 +13,14 @@ _detach = torch.Tensor.detach
 
 
 def _dtensor():
-    try:
-        from torch.distributed.tensor import DTensor
-    except ImportError:
-        from torch.distributed._tensor import DTensor
-    return DTensor
+    return _api().DTensor
+
+
+def _api():
+    """DTensor's module, as the tests find it (their ``_api``: the public one from 2.5, ``_tensor`` before)."""
+    from conformance.tests.test_dtensor import _api
+
+    return _api()
 
 
 def no_grad_update_of_dtensor_ignored():
@@ -76,9 +83,71 @@ def data_assignment_writes_through():
     torch.Tensor.data = property(_data.__get__, set_data)
 
 
+_grad = torch._C.TensorBase.grad  # the C property, as _data
+
+
+def plain_grad_distributed():
+    """`p.grad = t` of a plain tensor on a DTensor parameter distributes `t` as `p` first."""
+
+    def set_grad(self, value):
+        dtensor = _dtensor()
+        if isinstance(self, dtensor) and isinstance(value, torch.Tensor) and not isinstance(value, dtensor):
+            value = _api().distribute_tensor(value, self.device_mesh, self.placements)
+        _grad.__set__(self, value)
+
+    torch.Tensor.grad = property(_grad.__get__, set_grad, _grad.__delete__)
+
+
+def _fsdp():
+    """FSDP2's module: public ``torch.distributed.fsdp`` from 2.6, ``torch.distributed._composable.fsdp`` before."""
+    import torch.distributed.fsdp as fsdp
+
+    return fsdp if hasattr(fsdp, "fully_shard") else importlib.import_module("torch.distributed._composable.fsdp")
+
+
+def reshard_skipped():
+    """`m.reshard()` of an FSDP2 module does nothing: its parameters stay as its forward left them."""
+    _fsdp().FSDPModule.reshard = lambda self: None
+
+
+def forward_keeps_parameters_unsharded():
+    """`fully_shard(m, ...)` always means `reshard_after_forward=False`."""
+    fsdp = _fsdp()
+    original = fsdp.fully_shard
+
+    @functools.wraps(original)
+    def fully_shard(module, **kwargs):
+        return original(module, **{**kwargs, "reshard_after_forward": False})
+
+    fsdp.fully_shard = fully_shard
+
+
+# What a hung or crashed rank does to the tests of a mesh of two (conformance/harness/ranks.py), run by
+# tests/test_sensitivity.py's test of hung ranks: each is called in the test process (CONFORMANCE_RANK unset) and
+# again in each rank, before the rank joins its process group.
+HUNG_RANK_BOUND = 20  # seconds: CONFORMANCE_RANK_TIMEOUT of the run that hangs (tests/test_sensitivity.py reads it)
+
+
+def second_rank_hangs():
+    """Rank 1 never joins its process group: it sleeps; rank 0 waits for it."""
+    if os.environ.get("CONFORMANCE_RANK") is None:
+        os.environ["CONFORMANCE_RANK_TIMEOUT"] = str(HUNG_RANK_BOUND)
+    elif os.environ["CONFORMANCE_RANK"] == "1":
+        time.sleep(3600)
+
+
+def second_rank_crashes():
+    """Rank 1 dies of a segmentation fault before it joins its process group."""
+    if os.environ.get("CONFORMANCE_RANK") == "1":
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+
 CASES = [
-    ("no_grad_update_of_dtensor_ignored", "test_dtensor.py", {"DTENSOR-1"}),
+    ("no_grad_update_of_dtensor_ignored", "test_dtensor.py", {"DTENSOR-1", "DTENSOR-15"}),
     ("plain_operand_distributed", "test_dtensor.py", {"DTENSOR-5", "DTENSOR-6"}),
+    ("plain_grad_distributed", "test_dtensor.py", {"DTENSOR-18", "DTENSOR-19", "DTENSOR-20"}),
+    ("reshard_skipped", "test_dtensor.py", {"DTENSOR-22"}),
+    ("forward_keeps_parameters_unsharded", "test_dtensor.py", {"DTENSOR-23"}),
     ("dtensor_detach_copies", "test_dtensor.py", {"DTENSOR-11"}),
-    ("data_assignment_writes_through", "test_dtensor.py", {"DTENSOR-2", "DTENSOR-14"}),
+    ("data_assignment_writes_through", "test_dtensor.py", {"DTENSOR-2", "DTENSOR-14", "DTENSOR-16", "DTENSOR-17"}),
 ]

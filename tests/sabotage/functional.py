@@ -94,6 +94,16 @@ def stacked_state_tied_to_models():
     torch.func.stack_module_state = functools.wraps(_stack_module_state)(stack_module_state)
 
 
+def tie_weights_ignored():
+    """`functional_call` never keeps the module's tied weights tied (as with `tie_weights=False`)."""
+
+    @functools.wraps(_functional_call)
+    def functional_call(*args, **kwargs):
+        return _functional_call(*args, **{**kwargs, "tie_weights": False})
+
+    torch.func.functional_call = functional_call
+
+
 CASES = [
     ("functional_call_writes_parameters", "test_functional.py", {"FUNC-2", "FUNC-3", "FUNC-4", "FUNC-5", "FUNC-30"}),
     ("parametrization_applied_once", "test_functional.py", {"FUNC-7", "FUNC-9", "FUNC-10", "FUNC-11", "FUNC-12"}),
@@ -101,4 +111,5 @@ CASES = [
     ("vmap_as_a_loop", "test_functional.py", {"FUNC-16", "FUNC-17", "FUNC-19", "FUNC-20"}),
     ("grad_by_autograd", "test_functional.py", {"FUNC-21", "FUNC-24", "FUNC-26"}),
     ("stacked_state_tied_to_models", "test_functional.py", {"FUNC-31"}),
+    ("tie_weights_ignored", "test_functional.py", {"FUNC-32"}),
 ]
