@@ -108,8 +108,14 @@ def _test_sources() -> dict[str, list[str]]:
     for path in sorted((reg.ROOT / "conformance" / "tests").glob("test_*.py")):
         src = path.read_text()
         tree = ast.parse(src)
+        lines = src.splitlines()
+
+        def segment(node, lines=lines) -> str:
+            # Whole lines: ast.get_source_segment splits the file again on each call (10 s over the suite).
+            return "\n".join(lines[node.lineno - 1 : node.end_lineno])
+
         assigned = {
-            target.id: ast.get_source_segment(src, node)
+            target.id: segment(node)
             for node in tree.body
             if isinstance(node, ast.Assign)
             for target in node.targets
@@ -117,13 +123,13 @@ def _test_sources() -> dict[str, list[str]]:
         }
         # and the module's helper functions it calls (``_member(m, device)`` draws from OPDB_INPLACE)
         assigned |= {
-            node.name: ast.get_source_segment(src, node) for node in tree.body if isinstance(node, ast.FunctionDef)
+            node.name: segment(node) for node in tree.body if isinstance(node, ast.FunctionDef)
         }
         for node in tree.body:
             if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test"):
                 continue
-            text = "\n".join(ast.get_source_segment(src, d) for d in node.decorator_list)
-            text += ast.get_source_segment(src, node)
+            text = "\n".join(segment(d) for d in node.decorator_list)
+            text += segment(node)
             used = {n.id for d in [node, *node.decorator_list] for n in ast.walk(d) if isinstance(n, ast.Name)}
             reach = text + "\n".join(assigned[name] for name in used if name in assigned)
             for marker in node.decorator_list:
