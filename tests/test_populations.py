@@ -122,9 +122,7 @@ def _test_sources() -> dict[str, list[str]]:
             if isinstance(target, ast.Name)
         }
         # and the module's helper functions it calls (``_member(m, device)`` draws from OPDB_INPLACE)
-        assigned |= {
-            node.name: segment(node) for node in tree.body if isinstance(node, ast.FunctionDef)
-        }
+        assigned |= {node.name: segment(node) for node in tree.body if isinstance(node, ast.FunctionDef)}
         for node in tree.body:
             if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test"):
                 continue
