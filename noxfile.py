@@ -11,6 +11,7 @@ nox -s page -- inplace                  # the short loop for one spec page (docs
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 import urllib.parse
@@ -22,7 +23,7 @@ from packaging.version import Version
 sys.path.insert(0, str(Path(__file__).parent))  # nox does not put the project on the path
 from conformance.harness import fingerprints as fp  # noqa: E402
 from conformance.harness import registry as reg  # noqa: E402
-from conformance.harness import results  # noqa: E402
+from conformance.harness import results, status  # noqa: E402
 from conformance.window import TESTS_TORCH, TORCH_WINDOW, companions  # noqa: E402
 
 # Environments with compiled bytecode: these machines set PYTHONDONTWRITEBYTECODE=1, and without .pyc files
@@ -270,23 +271,37 @@ def tests(session):
 @nox.session(python=PYTHON, venv_backend="venv")
 def page(session):
     """The short loop for one spec page (nox -s page -- inplace): its clauses' format, quantifiers, scope and level
-    checks, its tests on both devices and modes, and its sabotage cases, on the torch of the tests session."""
+    checks, its tests on both devices and modes, its sabotage cases, and a draft of the site, on the torch of the
+    tests session."""
     if len(session.posargs) != 1:
         session.error("name one spec page: nox -s page -- inplace (pages: " + ", ".join(reg.default().pages()) + ")")
     name = session.posargs[0].removeprefix("spec/").removesuffix(".md")
     if name not in reg.default().pages():
         session.error(f"no spec page {name!r}; pages: {', '.join(reg.default().pages())}")
-    groups = nox.project.dependency_groups(PYPROJECT, "dev")
+    groups = [*nox.project.dependency_groups(PYPROJECT, "dev"), *nox.project.dependency_groups(PYPROJECT, "docs")]
     install_torch(session, TESTS_TORCH, *SUITE_NEEDS, *groups)
+    # The site is built on the second core while the tests run on the first: a draft (its stale clauses, the page's
+    # new or changed ones, shown as not run), incremental from the loop's last build.
+    log = Path("_build/page.log")
+    log.parent.mkdir(exist_ok=True)
+    draft = [str(Path(session.bin, "sphinx-build")), "-W", "--keep-going", "-q", "-b", "html"]
+    draft += ["-d", "_build/page-doctrees", ".", "_build/page"]
+    session.log(f"building a draft of the site in _build/page (output: {log})")
+    with log.open("w") as out:
+        site = subprocess.Popen(draft, stdout=out, stderr=subprocess.STDOUT, env=os.environ | {status.DRAFT_ENV: "1"})
     ids = [c.id for c in reg.default().clauses.values() if c.page == name and not c.withdrawn]
     # The spec checks parametrized by clause (test_x[INPLACE-1]): format, quantifiers, scope, levels.
     by_clause = " or ".join(f"{cid}]" for cid in ids)
     session.run(*PYTEST, "tests/test_populations.py", "tests/test_levels.py", "-q", "-k", by_clause)
     tests = f"conformance/tests/test_{name}.py"
     if Path(tests).is_file():
-        session.run(*PYTEST, tests, "--device", "cpu,meta", "--mode", MODES, "-n", "2", "-q")
+        # One process: two xdist workers would each pay torch.compile's first compiles (twice as slow here).
+        session.run(*PYTEST, tests, "--device", "cpu,meta", "--mode", MODES, "-q", "-rfE")
     # Its sabotage cases (tests/sabotage/<page>.py), each a pytest of its own: test_x[inplace:case].
-    session.run(*PYTEST, "tests/test_sensitivity.py", "-n", "2", "-q", "-k", f"clauses_fail and {name}:")
+    session.run(*PYTEST, "tests/test_sensitivity.py", "-q", "-k", f"clauses_fail and {name}:")
+    if site.wait():
+        session.error(f"the draft of the site failed:\n{log.read_text()[-3000:]}")
+    session.log(f"draft of the site: {Path('_build/page/spec', name + '.html')}")
 
 
 def build_docs(session) -> None:

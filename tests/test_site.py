@@ -185,3 +185,23 @@ def test_stale_results_give_one_message_everywhere(fresh_results, monkeypatch, c
         clauses_ext.check_results(None)
     assert stopped.value.code == 2
     assert logged == [message]
+
+
+def test_a_draft_of_the_site_shows_a_stale_clause_as_not_run(fresh_results, monkeypatch):
+    """The short loop's draft (nox -s page) builds before a changed clause is recorded: the clause's old outcomes
+    are not shown, its status line says it was not run and how to record it; the other clauses are as recorded."""
+    from conformance.harness import fingerprints as fp
+
+    computed = fp.compute
+    monkeypatch.setattr(fp, "compute", lambda registry=None: {**computed(registry), "DATA-1": "0" * 16})
+    monkeypatch.setenv(status.DRAFT_ENV, "1")
+    monkeypatch.setattr(status, "DRAFT_STALE", {})
+    status.recorded.cache_clear()
+    try:
+        clauses_ext.check_results(None)
+        data_1, data_2 = (registry.default().clauses[cid] for cid in ("DATA-1", "DATA-2"))
+        assert f"not run on {status.versions()[0]}" in status.clause_line(data_1)
+        assert "not run" not in status.clause_line(data_2)
+        assert status.short(data_1) == "no recorded release in its range" != status.short(data_2)
+    finally:
+        status.recorded.cache_clear()
