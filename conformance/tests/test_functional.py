@@ -122,6 +122,36 @@ def test_unknown_key_is_ignored(device, run):
     assert_values(out, [[21.5]], "output with the module's own weight [[1, 2]]")
 
 
+def functional_call_strict(m, params, x):
+    return torch.func.functional_call(m, params, (x,), strict=True)
+
+
+# > FUNC-33: With `strict=True` the call raises `RuntimeError` without running the module's forward: for a key that
+# > names no parameter or buffer of the module (the message contains `Unexpected key(s): 'wieght'`), and for a
+# > parameter of the module that the dictionary leaves out (`Missing key(s): 'bias'`). The module keeps its
+# > parameters: the same objects, with the same values.
+@pytest.mark.clause("FUNC-33")
+@pytest.mark.parametrize(
+    ("keys", "message"),
+    [(("weight", "bias", "wieght"), "Unexpected key(s): 'wieght'"), (("weight",), "Missing key(s): 'bias'")],
+    ids=["unexpected", "missing"],
+)
+def test_strict_refuses_unexpected_and_missing_keys(device, keys, message, run):
+    m = linear(device)
+    weight, bias = m.weight, m.bias
+    forwards = []
+    m.register_forward_pre_hook(lambda mod, args: forwards.append(1))
+    params = {key: torch.zeros_like(m.bias if key == "bias" else m.weight) for key in keys}
+    with raises(RuntimeError, message):
+        run(functional_call_strict, m, params, inputs(device))
+    assert forwards == [], "the module's forward ran"
+    assert m.weight is weight and m.bias is bias
+    assert_values(m.weight, [[1.0, 2.0]], "m.weight")
+    assert_values(m.bias, [0.5], "m.bias")
+    full = {"weight": replacement(device), "bias": torch.tensor([1.0], device=device)}
+    assert_values(run(functional_call_strict, m, full, inputs(device)), [[44.0]], "output with both replaced")
+
+
 # Parametrizations
 
 

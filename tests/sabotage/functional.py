@@ -104,6 +104,16 @@ def tie_weights_ignored():
     torch.func.functional_call = functional_call
 
 
+def strict_ignored():
+    """`functional_call` never checks the keys (as with `strict=False`)."""
+
+    @functools.wraps(_functional_call)
+    def functional_call(*args, **kwargs):
+        return _functional_call(*args, **{**kwargs, "strict": False})
+
+    torch.func.functional_call = functional_call
+
+
 CASES = [
     ("functional_call_writes_parameters", "test_functional.py", {"FUNC-2", "FUNC-3", "FUNC-4", "FUNC-5", "FUNC-30"}),
     ("parametrization_applied_once", "test_functional.py", {"FUNC-7", "FUNC-9", "FUNC-10", "FUNC-11", "FUNC-12"}),
@@ -112,4 +122,5 @@ CASES = [
     ("grad_by_autograd", "test_functional.py", {"FUNC-21", "FUNC-24", "FUNC-26"}),
     ("stacked_state_tied_to_models", "test_functional.py", {"FUNC-31"}),
     ("tie_weights_ignored", "test_functional.py", {"FUNC-32"}),
+    ("strict_ignored", "test_functional.py", {"FUNC-33"}),
 ]
