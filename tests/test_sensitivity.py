@@ -257,6 +257,7 @@ SAME_AS_EAGER = {
     "DATA-92",
     "DATA-99",
     "DATA-100",
+    "DTENSOR-25",
     "GRAD-90",
     "INPLACE-94",
     "INPLACE-98",

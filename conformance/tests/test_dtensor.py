@@ -104,6 +104,22 @@ def test_data_assignment_changes_nothing(dt, mesh, source):
     assert tuple(p.placements) == (dt.Shard(0),) and p._local_tensor is before
 
 
+def assign_data(p, t):
+    p.data = t
+
+
+# > DTENSOR-25: Inside a compiled function (with `aot_eager` and with inductor), `p.data = t` for a DTensor parameter
+# > `p` and a DTensor `t` of the same shape (sharded as `p`, or replicated) raises nothing and changes nothing, as
+# > eagerly (DTENSOR-2): `p` keeps its values and its placements.
+@pytest.mark.clause("DTENSOR-25")
+@pytest.mark.parametrize("source", [s for s in DATA_SOURCES if s != "a plain tensor"])
+def test_compiled_data_assignment_changes_nothing(dt, mesh, source, run):
+    p = param(dt, mesh)
+    run(assign_data, p, DATA_SOURCES[source](dt, mesh))
+    assert local(p) == [0.0, 1.0, 2.0, 3.0]
+    assert tuple(p.placements) == (dt.Shard(0),)
+
+
 # > DTENSOR-3: `p.data = t` for a DTensor `t` of another shape than the DTensor parameter `p` raises nothing and sets
 # > `p.shape` to `t.shape`, while `p.to_local()` keeps `p`'s old values and shape: `p` describes a tensor it does not
 # > hold.
