@@ -173,6 +173,8 @@ DIVERGENT = {
     "DATA-93",
     "DATA-94",
     "DATA-95",
+    "DTENSOR-26",
+    "DTENSOR-27",
     "DATA-96",
     "DATA-97",
     "DATA-98",

@@ -120,6 +120,45 @@ def test_compiled_data_assignment_changes_nothing(dt, mesh, source, run):
     assert tuple(p.placements) == (dt.Shard(0),)
 
 
+def copy_with_grad(p, d):
+    p.copy_(d)
+
+
+def copy_under_no_grad(p, d):
+    with torch.no_grad():
+        p.copy_(d)
+
+
+# > DTENSOR-26 (since 2.2): From 2.2, inside a compiled function (with `aot_eager` and with inductor), `p.copy_(d)` for
+# > a DTensor parameter `p` and a DTensor `d` of its shape does what it does eagerly (DTENSOR-1): with grad mode
+# > enabled it raises `RuntimeError` (`torch._dynamo.exc.TorchRuntimeError`, while Dynamo traces the step) whose
+# > message contains "a leaf Variable that requires grad is being used in an in-place operation", and `p` keeps its
+# > values; under `torch.no_grad()` it writes `d`'s values into `p`. Layer (the exception's type): Dynamo.
+@pytest.mark.clause("DTENSOR-26")
+def test_compiled_copy_refused_with_grad_written_under_no_grad(dt, mesh, run):
+    p, d = param(dt, mesh), sharded(dt, mesh, [9.0, 9.0, 9.0, 9.0])
+    with raises(RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation") as info:
+        run(copy_with_grad, p, d)
+    assert type(info.value).__name__ == "TorchRuntimeError"
+    assert local(p) == [0.0, 1.0, 2.0, 3.0]
+    run(copy_under_no_grad, p, d)
+    assert local(p) == [9.0, 9.0, 9.0, 9.0]
+
+
+# > DTENSOR-27 (until 2.2): On 2.1, inside a compiled function (with `aot_eager` and with inductor), the `p.copy_(d)`
+# > of DTENSOR-26 fails to compile, with grad mode enabled and under `torch.no_grad()`: it raises
+# > `torch._dynamo.exc.BackendCompilerFailed` (a `RuntimeError`) whose message contains "Operator aten.copy.default
+# > does not have a sharding strategy registered", and `p` keeps its values. Layer: AOTAutograd.
+@pytest.mark.clause("DTENSOR-27")
+@pytest.mark.parametrize("step", [copy_with_grad, copy_under_no_grad], ids=["grad mode", "no_grad"])
+def test_compiled_copy_fails_to_compile_on_2_1(dt, mesh, step, run):
+    p, d = param(dt, mesh), sharded(dt, mesh, [9.0, 9.0, 9.0, 9.0])
+    with raises(RuntimeError, "Operator aten.copy.default does not have a sharding strategy registered") as info:
+        run(step, p, d)
+    assert type(info.value).__name__ == "BackendCompilerFailed"
+    assert local(p) == [0.0, 1.0, 2.0, 3.0]
+
+
 # > DTENSOR-3: `p.data = t` for a DTensor `t` of another shape than the DTensor parameter `p` raises nothing and sets
 # > `p.shape` to `t.shape`, while `p.to_local()` keeps `p`'s old values and shape: `p` describes a tensor it does not
 # > hold.
