@@ -92,8 +92,8 @@ def coverage() -> str:
     never = [d for d in KNOWN if d not in ran]
     text = (
         f"Results recorded on torch {everything[0]} to {everything[-1]} ({len(everything)} releases), "
-        f"on {' and '.join(ran)}, in eager mode and compiled (torch.compile with aot_eager; with inductor, the "
-        "default backend, for the clauses that name it)."
+        f"on {' and '.join(ran)}, in eager mode and compiled (torch.compile with aot_eager, and with inductor, "
+        "the default backend)."
     )
     if never:
         text += f" Never run on {' or '.join(never)}: the recording machines have no such device."
