@@ -99,10 +99,23 @@ def test_a_changed_rank_function_stales_the_clauses_whose_fixture_runs_it(before
 
 
 def test_a_changed_population_stales_the_clauses_that_quantify_over_it(before, edit):
-    after = edit(fp.HARNESS_DIR / "populations.py", lambda s: s + "\nINPLACE_SPELLINGS = INPLACE_SPELLINGS[:-1]\n")
+    # TENSOR_KINDS (kinds.py), which the harness does not reach; populations.py it does (the next test).
+    after = edit(
+        fp.HARNESS_DIR / "kinds.py",
+        lambda s: s.replace('("float32 (2, 3) leaf", _leaf())', '("float32 (2, 3) leaf", _leaf((3, 2)))'),
+    )
     stale = changed(before, after)
-    assert any(c.startswith("DATA-") for c in stale), "test_data.py quantifies over INPLACE_SPELLINGS"
+    assert "CLONE-1" in stale, "test_clone.py runs every member of TENSOR_KINDS"
     assert 0 < len(stale) < len(ALL)
+
+
+def test_a_population_the_harness_reaches_stales_every_clause(before, edit):
+    """populations.py is in the harness's reach (modes.MEMBER_DIVERGENCES names the members of INPLACE_SPELLINGS, and
+    the module's closing `ALL.update(...)` runs whenever it is used): a change to any of its populations makes every
+    clause stale. (To narrow it, modes.py would take those members by name when asked, not import populations.py;
+    a harness change, for the next whole recording.)"""
+    after = edit(fp.HARNESS_DIR / "populations.py", lambda s: s + "\nINPLACE_SPELLINGS = INPLACE_SPELLINGS[:-1]\n")
+    assert len(changed(before, after)) == len(ALL)
 
 
 def test_a_name_registered_in_a_table_keeps_its_definition_in_reach(before, edit):

@@ -84,6 +84,7 @@ def test_a_status_line_says_holds_in_part_where_another_clause_states_some_compi
                 "cpu": {
                     "eager": {clause.id: {"outcome": "pass", "reasons": []}},
                     "compile": {clause.id: {"outcome": o, "reasons": why}},
+                    "inductor": {clause.id: {"outcome": o, "reasons": why}},
                 }
             },
         }
@@ -92,7 +93,8 @@ def test_a_status_line_says_holds_in_part_where_another_clause_states_some_compi
     monkeypatch.setattr(status, "recorded", lambda: recorded)
     assert status.clause_line(clause) == (
         "Recorded: holds on 2.1.2–2.3.1 (cpu). Compiled: holds in part (other tests: before 2.3 see SET-90)"
-        " on 2.2.2; holds on 2.3.1; before 2.2 see SET-94 (cpu)."
+        " on 2.2.2; holds on 2.3.1; before 2.2 see SET-94 (cpu). Inductor: holds in part (other tests: before 2.3"
+        " see SET-90) on 2.2.2; holds on 2.3.1; before 2.2 see SET-94 (cpu)."
     )
 
 

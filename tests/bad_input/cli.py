@@ -158,7 +158,10 @@ CASES: list[Case] = [
         id="cli-diff-names-what-it-did-not-compare",
         what="torch-update-spec diff after a run of one device and one mode",
         argv=CLI + ("diff", "--results", "run.json"),
-        says="(not compared: cpu compile, meta compile, meta eager: recorded for torch 2.13.0, not run in this run)",
+        says=(
+            "(not compared: cpu compile, cpu inductor, meta compile, meta eager: recorded for torch 2.13.0, "
+            "not run in this run)"
+        ),
         exit=0,
         setup=eager_run,
         keeps=(RECORDED,),
