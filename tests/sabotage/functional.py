@@ -94,24 +94,24 @@ def stacked_state_tied_to_models():
     torch.func.stack_module_state = functools.wraps(_stack_module_state)(stack_module_state)
 
 
-def tie_weights_ignored():
-    """`functional_call` never keeps the module's tied weights tied (as with `tie_weights=False`)."""
+def _forced(**options):
+    """`functional_call` called with these keyword arguments, whatever its caller passes."""
 
     @functools.wraps(_functional_call)
     def functional_call(*args, **kwargs):
-        return _functional_call(*args, **{**kwargs, "tie_weights": False})
+        return _functional_call(*args, **{**kwargs, **options})
 
     torch.func.functional_call = functional_call
+
+
+def tie_weights_ignored():
+    """`functional_call` never keeps the module's tied weights tied (as with `tie_weights=False`)."""
+    _forced(tie_weights=False)
 
 
 def strict_ignored():
     """`functional_call` never checks the keys (as with `strict=False`)."""
-
-    @functools.wraps(_functional_call)
-    def functional_call(*args, **kwargs):
-        return _functional_call(*args, **{**kwargs, "strict": False})
-
-    torch.func.functional_call = functional_call
+    _forced(strict=False)
 
 
 CASES = [
