@@ -63,9 +63,17 @@ def main() -> int:
     parser.add_argument(
         "--versions", help="with --modes-per-version: only these releases (comma-separated, e.g. 2.1.2,2.13.0)"
     )
+    parser.add_argument(
+        "--modes",
+        default="eager,compile,inductor",
+        help="with --modes-per-version: the modes timed, eager first (eager,inductor: compile has its own table)",
+    )
     args = parser.parse_args()
     if args.modes_per_version:  # a table of its own: minutes per release, so nothing else is timed
-        modes_per_version(args.repeat, args.versions.split(",") if args.versions else None)
+        modes = args.modes.split(",")
+        if modes[0] != "eager" or not set(modes) <= {"eager", "compile", "inductor"}:  # ratios are to eager
+            sys.exit(f"bench.py: --modes must start with eager and name eager, compile, inductor: {args.modes}")
+        modes_per_version(args.repeat, args.versions.split(",") if args.versions else None, modes)
         return 0
 
     py = args.python
@@ -116,9 +124,9 @@ def main() -> int:
     return 0
 
 
-def modes_per_version(repeat: int, versions: list[str] | None = None) -> None:
-    """Per kept release: the floor, the eager, compile-mode and inductor-mode suite (serial, cpu + meta), as a markdown
-    table."""
+def modes_per_version(repeat: int, versions: list[str] | None, modes: list[str]) -> None:
+    """Per kept release: the floor, then the suite (serial, cpu + meta) in each mode, as a markdown table of seconds and
+    of ratios to the floor (eager) and to the eager suite (the compiled modes)."""
     envs = sorted((ROOT / ".nox").glob("conformance-torch-*"), key=lambda p: [int(n) for n in p.name.split("-")[2:]])
     if versions:
         kept = {".".join(e.name.split("-")[2:]): e for e in envs}
@@ -127,32 +135,27 @@ def modes_per_version(repeat: int, versions: list[str] | None = None) -> None:
         envs = [kept[v] for v in versions]
     if not envs:
         sys.exit("bench.py: no kept environment under .nox/ (nox -s conformance --install-only makes them)")
+    compiled = modes[1:]
     print(f"cores: {os.cpu_count()}, repeat: {repeat}, started {time.strftime('%Y-%m-%d %H:%M')}", flush=True)
-    print(
-        "| torch | floor s | eager s | compile s | inductor s | eager x floor | compile x floor | compile / eager "
-        "| inductor / eager |"
-    )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |", flush=True)
+    header = ["torch", "floor s", *(f"{m} s" for m in modes), "eager x floor", *(f"{m} / eager" for m in compiled)]
+    print("| " + " | ".join(header) + " |")
+    print("| --- |" + " ---: |" * (len(header) - 1), flush=True)
     for env in envs:
         py = str(env / "bin" / "python")
         suite = [py, "-m", "pytest", "conformance", "-q", "-p", "no:cacheprovider", "--device", "cpu,meta"]
         version = ".".join(env.name.split("-")[2:])
         try:
             floor = timed([py, "-c", "import torch"], repeat)
-            eager = timed([*suite, "--mode", "eager"], repeat)
-            compiled = timed([*suite, "--mode", "compile"], repeat)
-            # inductor: the clauses that name it, on cpu (conformance/harness/modes.py); torch's on-disk caches
-            # (TORCHINDUCTOR_CACHE_DIR) as the environment has them
-            inductor = timed([*suite, "--mode", "inductor"], repeat)
+            # inductor runs on cpu (conformance/harness/modes.py), with torch's on-disk caches (TORCHINDUCTOR_CACHE_DIR)
+            # as the environment has them
+            seconds = {mode: timed([*suite, "--mode", mode], repeat) for mode in modes}
         except subprocess.CalledProcessError as e:  # a run that failed has no time to report: say so, go on
             why = f"signal {-e.returncode}" if e.returncode < 0 else f"exit {e.returncode}"
             print(f"| {version} | `{' '.join(e.cmd[1:])}` failed ({why}) |", flush=True)
             continue
-        print(
-            f"| {version} | {floor:.2f} | {eager:.2f} | {compiled:.2f} | {inductor:.2f} | {eager / floor:.1f} "
-            f"| {compiled / floor:.1f} | {compiled / eager:.1f} | {inductor / eager:.1f} |",
-            flush=True,
-        )
+        cells = [version, f"{floor:.2f}", *(f"{seconds[m]:.2f}" for m in modes), f"{seconds['eager'] / floor:.1f}"]
+        cells += [f"{seconds[m] / seconds['eager']:.1f}" for m in compiled]
+        print("| " + " | ".join(cells) + " |", flush=True)
 
 
 if __name__ == "__main__":

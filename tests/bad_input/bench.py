@@ -25,4 +25,12 @@ CASES: list[Case] = [
         exit=1,
         setup=copy_bench,
     ),
+    Case(
+        id="bench-modes-without-eager",
+        what="the per-release benchmark asked for modes that do not start with eager (its ratios are to eager)",
+        argv=(sys.executable, "benchmarks/bench.py", "--modes-per-version", "--modes", "inductor"),
+        says="--modes must start with eager and name eager, compile, inductor: inductor",
+        exit=1,
+        setup=copy_bench,
+    ),
 ]
