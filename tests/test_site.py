@@ -1,5 +1,6 @@
 """What the site says beside the clauses: status lines, the clause index's excerpts, the lookup by error message."""
 
+import dataclasses
 import re
 import sys
 
@@ -91,11 +92,16 @@ def test_a_status_line_says_holds_in_part_where_another_clause_states_some_compi
         for v, (o, why) in compiled.items()
     }
     monkeypatch.setattr(status, "recorded", lambda: recorded)
-    assert status.clause_line(clause) == (
-        "Recorded: holds on 2.1.2–2.3.1 (cpu). Compiled: holds in part (other tests: before 2.3 see SET-90)"
-        " on 2.2.2; holds on 2.3.1; before 2.2 see SET-94 (cpu). Inductor: holds in part (other tests: before 2.3"
-        " see SET-90) on 2.2.2; holds on 2.3.1; before 2.2 see SET-94 (cpu)."
+    compiled_story = (
+        "holds in part (other tests: before 2.3 see SET-90) on 2.2.2; holds on 2.3.1; before 2.2 see SET-94 (cpu)."
     )
+    # The two compiled modes tell the same story: one sentence for both.
+    assert (
+        status.clause_line(clause) == f"Recorded: holds on 2.1.2–2.3.1 (cpu). Compiled and inductor: {compiled_story}"
+    )
+    # A clause about compiled modes only: its first sentence is labelled too (it is not eager's).
+    compiled_only = dataclasses.replace(clause, modes=("compile", "inductor"))
+    assert status.clause_line(compiled_only) == f"Recorded: Compiled and inductor: {compiled_story}"
 
 
 @needs_results

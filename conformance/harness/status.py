@@ -186,17 +186,22 @@ def clause_line(clause: reg.Clause) -> str:
                 stories[_story(clause, device, mode)].append(device)
         stories.pop((), None)
         by_mode[mode] = stories
-    # The compiled modes whose stories are eager's are said with it: "(cpu, meta; eager and compiled)".
-    same = [m for m in by_mode if m != "eager" and by_mode[m] == by_mode.get("eager")]
-    sentences = []
+    # Modes with the same story are said together: with eager's in its parenthesis ("(cpu, meta; eager and
+    # compiled)"), or as one labelled sentence ("Compiled and inductor: ..."); only eager's sentence goes unlabelled.
+    together: dict[tuple, list[str]] = defaultdict(list)
     for mode, stories in by_mode.items():
-        if mode in same:
+        together[tuple((story, tuple(devices)) for story, devices in stories.items())].append(mode)
+    sentences = []
+    for stories, named in together.items():
+        told = "; ".join(f"{'; '.join(story)} ({', '.join(devices)})" for story, devices in stories)
+        if not told:
             continue
-        told = "; ".join(f"{'; '.join(story)} ({', '.join(devices)})" for story, devices in stories.items())
-        if told:
-            sentences.append(f"{reg.MODE_WORDS[mode].capitalize()}: {told}." if sentences else f"{told}.")
-    if same and sentences:
-        sentences[0] = sentences[0][:-2] + f"; eager and {' and '.join(reg.MODE_WORDS[m] for m in same)})."
+        words = [reg.MODE_WORDS[m] for m in named]
+        if named[0] == "eager":
+            also = f"; eager and {' and '.join(words[1:])})" if len(named) > 1 else ")"
+            sentences.append(told[:-1] + also + ".")
+        else:
+            sentences.append(f"{' and '.join(words).capitalize()}: {told}.")
     text = " ".join(sentences) or "not applicable on every recorded release."
     return " ".join(["Recorded:", text, *boundaries(clause)])
 

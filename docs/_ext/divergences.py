@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from clauses import _clause_link, _clauses_counted, doc_link, example_link, folded, table
+from clauses import _clause_link, _clauses_counted, backends, doc_link, example_link, folded, table
 from docutils import nodes
 from docutils.statemachine import StringList
 from packaging.version import Version
@@ -48,7 +48,7 @@ def _first_sentence(text: str) -> str:
 
 
 class DivergencesDirective(SphinxDirective):
-    """One row per clause about compile mode only: the clause, its page, releases, layer and statement."""
+    """One row per clause about compiled modes only: the clause, its releases, backends, layer and statement."""
 
     def inline(self, text: str) -> nodes.Node:
         """The clause's MyST (code, roles) rendered, not shown raw."""
@@ -77,7 +77,7 @@ class DivergencesDirective(SphinxDirective):
         by_page = defaultdict(list)
         for c in sorted(clauses, key=lambda c: (c.page, int(c.id.rsplit("-", 1)[1]))):
             by_page[c.page].append(c)
-        header = ["Clause", "Releases", "Layer (recorded)", "Compiled behaviour"]
+        header = ["Clause", "Releases", "Backends", "Layer (recorded)", "Compiled behaviour"]
         out = []
         # One fold per spec page: the page's name and its count on one line each, the table when opened.
         for page, group in by_page.items():
@@ -85,6 +85,7 @@ class DivergencesDirective(SphinxDirective):
                 [
                     self.clause_cell(c.id, c.id in shown),
                     c.range_text(),
+                    backends(c.modes),
                     layers(c.id),
                     self.inline(_first_sentence(c.text)),
                 ]
@@ -94,7 +95,7 @@ class DivergencesDirective(SphinxDirective):
             page_link = nodes.paragraph("", "", nodes.Text("Page: "), doc_link(f"spec/{page}"))
             out += folded(
                 f"{page}: {_clauses_counted(len(group))} ({ids})",
-                [page_link, table(["divergences"], (12, 16, 18, 54), header, rows)],
+                [page_link, table(["divergences"], (12, 14, 12, 16, 46), header, rows)],
                 "fold divergences-page",
             )
         return out
