@@ -175,6 +175,8 @@ DIVERGENT = {
     "DATA-95",
     "DTENSOR-26",
     "DTENSOR-27",
+    "DTENSOR-28",
+    "DTENSOR-31",
     "DATA-96",
     "DATA-97",
     "DATA-98",
@@ -241,6 +243,8 @@ DIVERGENT = {
 # Divergences of inductor alone: with aot_eager in its place (and eagerly) their tests fail.
 INDUCTOR_DIVERGENT = {
     "DATA-103",
+    "DTENSOR-29",
+    "DTENSOR-30",
     "INFER-92",
     "INFER-93",
     "INPLACE-101",

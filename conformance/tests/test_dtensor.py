@@ -6,6 +6,7 @@ rank a process of its own (conformance/harness/ranks.py), what it saw returned t
 """
 
 import importlib
+import os
 
 import pytest
 import torch
@@ -145,18 +146,128 @@ def test_compiled_copy_refused_with_grad_written_under_no_grad(dt, mesh, run):
     assert local(p) == [9.0, 9.0, 9.0, 9.0]
 
 
+# The operator named in DTENSOR-27's message, for each update of DTENSOR-1 that fails to compile on 2.1.
+NO_SHARDING_STRATEGY = {"p.copy_(d)": "aten.copy.default", "p.zero_()": "aten.zero.default"}
+
+
+def under_no_grad(update):
+    """The step ``update(p, d)`` under ``torch.no_grad()``."""
+
+    def step(p, d):
+        with torch.no_grad():
+            update(p, d)
+
+    return step
+
+
 # > DTENSOR-27 (until 2.2): On 2.1, inside a compiled function (with `aot_eager` and with inductor), the `p.copy_(d)`
-# > of DTENSOR-26 fails to compile, with grad mode enabled and under `torch.no_grad()`: it raises
+# > of DTENSOR-26 and `p.zero_()` fail to compile, with grad mode enabled and under `torch.no_grad()`: each raises
 # > `torch._dynamo.exc.BackendCompilerFailed` (a `RuntimeError`) whose message contains "Operator aten.copy.default
-# > does not have a sharding strategy registered", and `p` keeps its values. Layer: AOTAutograd.
+# > does not have a sharding strategy registered" (for `p.zero_()`: "aten.zero.default"), and `p` keeps its values.
+# > Layer: AOTAutograd.
 @pytest.mark.clause("DTENSOR-27")
-@pytest.mark.parametrize("step", [copy_with_grad, copy_under_no_grad], ids=["grad mode", "no_grad"])
-def test_compiled_copy_fails_to_compile_on_2_1(dt, mesh, step, run):
+@pytest.mark.parametrize("update", list(NO_SHARDING_STRATEGY))
+@pytest.mark.parametrize("grad", ["enabled", "no_grad"])
+def test_compiled_update_fails_to_compile_on_2_1(dt, mesh, update, grad, run):
     p, d = param(dt, mesh), sharded(dt, mesh, [9.0, 9.0, 9.0, 9.0])
-    with raises(RuntimeError, "Operator aten.copy.default does not have a sharding strategy registered") as info:
+    step = UPDATES[update][0] if grad == "enabled" else under_no_grad(UPDATES[update][0])
+    message = f"Operator {NO_SHARDING_STRATEGY[update]} does not have a sharding strategy registered"
+    with raises(RuntimeError, message) as info:
         run(step, p, d)
     assert type(info.value).__name__ == "BackendCompilerFailed"
     assert local(p) == [0.0, 1.0, 2.0, 3.0]
+
+
+# The updates of DTENSOR-1 other than `p.copy_(d)` (DTENSOR-26): elementwise arithmetic and `zero_()`.
+ARITHMETIC = ["p.add_(1)", "p.mul_(2)"]
+
+
+# > DTENSOR-28 (since 2.2): From 2.2, inside a compiled function, `p.add_(1)`, `p.mul_(2)` and `p.zero_()` for a
+# > DTensor parameter `p` do what they do eagerly (DTENSOR-1), as `p.copy_(d)` does (DTENSOR-26): with grad mode
+# > enabled each raises `RuntimeError` (`torch._dynamo.exc.TorchRuntimeError`) whose message contains "a leaf Variable
+# > that requires grad is being used in an in-place operation", and `p` keeps its values; under `torch.no_grad()` each
+# > writes into `p`, which stays the same `nn.Parameter`, a DTensor with its placements, a leaf that requires grad. With
+# > `aot_eager` from 2.2, with inductor from 2.3 (on 2.2 inductor fails to compile the updates under
+# > `torch.no_grad()`: DTENSOR-29). Layer (the exception's type): Dynamo.
+@pytest.mark.clause("DTENSOR-28")
+@pytest.mark.compiled_since("2.3", before="DTENSOR-29", modes="inductor")
+@pytest.mark.parametrize("update", [*ARITHMETIC, "p.zero_()"])
+def test_compiled_update_refused_with_grad_written_under_no_grad(dt, mesh, update, run):
+    step, expected = UPDATES[update]
+    p, d = param(dt, mesh), sharded(dt, mesh, [9.0, 9.0, 9.0, 9.0])
+    with raises(RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation") as info:
+        run(step, p, d)
+    assert type(info.value).__name__ == "TorchRuntimeError"
+    assert local(p) == [0.0, 1.0, 2.0, 3.0]
+    run(under_no_grad(step), p, d)
+    assert local(p) == expected
+    assert isinstance(p, nn.Parameter) and isinstance(p, dt.DTensor) and tuple(p.placements) == (dt.Shard(0),)
+    assert p.is_leaf and p.requires_grad
+
+
+# > DTENSOR-31 (until 2.2): On 2.1, compiled with `aot_eager`, `p.add_(1)` and `p.mul_(2)` for a DTensor parameter `p`
+# > are accepted with grad mode enabled, where eagerly they raise (DTENSOR-1): `p` holds the result and stays a leaf
+# > that requires grad, with no `grad_fn`; under `torch.no_grad()` they write into `p`, as eagerly. Layer: AOTAutograd
+# > (Dynamo alone, `backend="eager"`, raises the error of DTENSOR-1).
+@pytest.mark.clause("DTENSOR-31")
+@pytest.mark.parametrize("update", ARITHMETIC)
+def test_compiled_update_with_grad_accepted_on_2_1(dt, mesh, update, run):
+    step, expected = UPDATES[update]
+    p, q, d = param(dt, mesh), param(dt, mesh), sharded(dt, mesh, [9.0, 9.0, 9.0, 9.0])
+    run(step, p, d)
+    assert local(p) == expected
+    assert p.is_leaf and p.requires_grad and p.grad_fn is None
+    run(under_no_grad(step), q, d)
+    assert local(q) == expected
+
+
+# The environment of compiled_update_in_a_process: the update (a key of UPDATES), grad mode, and backend ("" when the
+# harness runs the step uncompiled).
+STEP_ENV, GRAD_ENV, BACKEND_ENV = "CONFORMANCE_DTENSOR_STEP", "CONFORMANCE_DTENSOR_GRAD", "CONFORMANCE_DTENSOR_BACKEND"
+
+
+def compiled_update_in_a_process(rank, world_size):
+    """DTENSOR-29 and DTENSOR-30 in a process of their own (a rank of a mesh of one): one update of a DTensor
+    parameter compiled there, since on 2.1 inductor's compilation of it kills the process. What it raised ("ok" if
+    nothing), and the values of ``p`` after."""
+    dt = _api()
+    mesh = dt.DeviceMesh("cpu", [0])
+    p, d = param(dt, mesh), sharded(dt, mesh, [9.0, 9.0, 9.0, 9.0])
+    update = UPDATES[os.environ[STEP_ENV]][0]
+    step = update if os.environ[GRAD_ENV] == "enabled" else under_no_grad(update)
+    backend = os.environ[BACKEND_ENV]
+    compiled = torch.compile(step, backend=backend) if backend else step
+    return {"raised": _outcome(lambda: compiled(p, d)), "p": local(p)}
+
+
+def _compiled_in_a_process(monkeypatch, run, update: str, grad: str) -> dict:
+    for name, value in ((STEP_ENV, update), (GRAD_ENV, grad), (BACKEND_ENV, run.backend or "")):
+        monkeypatch.setenv(name, value)
+    return ranks.run(compiled_update_in_a_process, world_size=1)[0]
+
+
+# > DTENSOR-29 (2.2 only): On 2.2, compiled with inductor, `p.add_(1)`, `p.mul_(2)` and `p.zero_()` under
+# > `torch.no_grad()` for a DTensor parameter `p` fail to compile: each raises
+# > `torch._dynamo.exc.BackendCompilerFailed` whose message contains "AssertionError", and `p` keeps its values (with
+# > `aot_eager` they write: DTENSOR-28; `p.copy_(d)` compiles with both: DTENSOR-26). Layer: Inductor.
+@pytest.mark.clause("DTENSOR-29")
+@pytest.mark.parametrize("update", [*ARITHMETIC, "p.zero_()"])
+def test_compiled_update_under_no_grad_fails_with_inductor_on_2_2(monkeypatch, update, run):
+    seen = _compiled_in_a_process(monkeypatch, run, update, "no_grad")
+    assert seen["raised"].startswith("BackendCompilerFailed: ") and "AssertionError" in seen["raised"], seen["raised"]
+    assert seen["p"] == [0.0, 1.0, 2.0, 3.0]
+
+
+# > DTENSOR-30 (until 2.2): On 2.1, compiling `p.add_(1)` or `p.mul_(2)` for a DTensor parameter `p` with inductor, with
+# > grad mode enabled or under `torch.no_grad()`, ends the process: it dies of signal 11 (`SIGSEGV`) while the step
+# > compiles, with no Python exception (`p.copy_(d)` and `p.zero_()` fail to compile: DTENSOR-27). The suite compiles
+# > these steps in a process of their own. Layer: Inductor (with `aot_eager` they are accepted: DTENSOR-31).
+@pytest.mark.clause("DTENSOR-30")
+@pytest.mark.parametrize("update", ARITHMETIC)
+@pytest.mark.parametrize("grad", ["enabled", "no_grad"])
+def test_compiling_update_with_inductor_kills_the_process_on_2_1(monkeypatch, update, grad, run):
+    with pytest.raises(pytest.fail.Exception, match="rank 0 of 1 died of signal 11"):
+        _compiled_in_a_process(monkeypatch, run, update, grad)
 
 
 # > DTENSOR-3: `p.data = t` for a DTensor `t` of another shape than the DTensor parameter `p` raises nothing and sets
