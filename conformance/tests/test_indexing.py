@@ -212,9 +212,10 @@ def test_compiled_number_assignment_to_leaf_writes(device, spelling, run):
 
 # > INDEX-8: Inside `torch.no_grad()` every member of INDEX_ASSIGNMENTS is accepted on a leaf that requires grad:
 # > `x` stays a leaf that requires grad, with no `grad_fn`, and `x._version` goes up by 1.
-# > INDEX-91 (compile, since 2.4): Inside a compiled function, INDEX-8 and INDEX-10 hold, except that `_version` goes up
-# > by 2. Layer: AOTAutograd. For INDEX-10 this holds from 2.5; before, the assignment counts once, as eagerly
-# > (VERSION-96); before 2.4 so do those of INDEX-8 (VERSION-97).
+# > INDEX-91 (compile, since 2.4): Inside a function compiled with `aot_eager`, INDEX-8 and INDEX-10 hold, except that
+# > `_version` goes up by 2. Layer: AOTAutograd. For INDEX-10 this holds from 2.5; before, the assignment counts once,
+# > as eagerly (VERSION-96); before 2.4 so do those of INDEX-8 (VERSION-97). With inductor the counts are those of
+# > VERSION-101 and VERSION-102.
 @pytest.mark.parametrize("bump", by_mode("INDEX-8", "INDEX-91", 1, 2, as_eager="VERSION-97"))
 @pytest.mark.parametrize("spelling", INDEX_ASSIGNMENTS.params())
 def test_assignment_to_leaf_under_no_grad(device, spelling, bump, run):

@@ -646,9 +646,10 @@ def test_compiled_optimizer_style_step_counts_once_before_2_5(device, run):
     assert _compiled_optimizer_style_step_bump(device, run) == 1
 
 
-# > NOGRAD-91 (compile, since 2.5): Inside a compiled function, the step of NOGRAD-90 increases `w._version` by 2, where
-# > the same step run eagerly increases it by 1 (with Dynamo alone, `backend="eager"`, by 1: the layer is AOTAutograd).
-# > Run on 2.1.2 and 2.4.1 (1) and 2.5.1, 2.9.1 (2), cpu and meta.
+# > NOGRAD-91 (compile, since 2.5): Inside a function compiled with `aot_eager`, the step of NOGRAD-90 increases
+# > `w._version` by 2, where the same step run eagerly increases it by 1 (with Dynamo alone, `backend="eager"`, by 1:
+# > the layer is AOTAutograd). Run on 2.1.2 and 2.4.1 (1) and 2.5.1, 2.9.1 (2), cpu and meta. With inductor the counts
+# > are those of VERSION-101 and VERSION-102.
 @pytest.mark.clause("NOGRAD-91")
 def test_compiled_optimizer_style_step_counts_twice_since_2_5(device, run):
     assert _compiled_optimizer_style_step_bump(device, run) == 2
