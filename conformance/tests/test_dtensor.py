@@ -459,6 +459,33 @@ def test_fully_shard_parameters_are_dtensor_parameters(dt, mesh):
     assert m.weight.to_local().tolist() == [[0.0] * 4] * 4
 
 
+# > DTENSOR-32 (since 2.7): A module sharded by FSDP2 on a mesh of one CPU process (`nn.Linear(4, 2, bias=False)` with
+# > weight `torch.arange(8.).reshape(2, 4)`, after `fully_shard(m, mesh=mesh)`) trains the same compiled as eagerly:
+# > with the module compiled (`f = torch.compile(m)`) and the step of `opt = torch.optim.SGD(m.parameters(), lr=0.1)`
+# > compiled, two steps `f(x).sum().backward(); opt.step(); opt.zero_grad()` for `x = torch.ones(3, 4)` leave `m.weight`
+# > a DTensor `nn.Parameter` holding the weight minus 0.6, and an update `m.weight.add_(1)` under `torch.no_grad()`
+# > between two calls is seen by the next one: `f(x).sum()` is then 93.6. Before 2.7 FSDP2's forward does not run on
+# > CPU (DTENSOR-22).
+@pytest.mark.clause("DTENSOR-32")
+def test_fully_shard_module_trains_compiled_as_eagerly(dt, mesh, run):
+    m = nn.Linear(4, 2, bias=False)
+    weight = torch.arange(8.0).reshape(2, 4)
+    with torch.no_grad():
+        m.weight.copy_(weight)
+    _fully_shard()(m, mesh=mesh)
+    forward, opt = run.function(m), torch.optim.SGD(m.parameters(), lr=0.1)
+    step, x = run.function(opt.step), torch.ones(3, 4)
+    for _ in range(2):
+        forward(x).sum().backward()
+        step()
+        opt.zero_grad()
+    assert isinstance(m.weight, nn.Parameter) and isinstance(m.weight, dt.DTensor)
+    torch.testing.assert_close(m.weight.to_local(), weight - 0.6)  # float32: each step subtracts 0.3
+    with torch.no_grad():
+        m.weight.add_(1)
+    assert forward(x).sum().item() == pytest.approx(93.6)
+
+
 ROWS = torch.arange(16.0).reshape(4, 4).tolist()  # the weight of the modules sharded on two ranks
 
 
