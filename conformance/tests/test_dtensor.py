@@ -221,9 +221,22 @@ def test_compiled_update_with_grad_accepted_on_2_1(dt, mesh, update, run):
     assert local(q) == expected
 
 
-# The environment of compiled_update_in_a_process: the update (a key of UPDATES), grad mode, and backend ("" when the
-# harness runs the step uncompiled).
-STEP_ENV, GRAD_ENV, BACKEND_ENV = "CONFORMANCE_DTENSOR_STEP", "CONFORMANCE_DTENSOR_GRAD", "CONFORMANCE_DTENSOR_BACKEND"
+# What a rank compiles with: the test's backend, passed in the environment ("" when the harness runs the step
+# uncompiled); and the update (a key of UPDATES) and grad mode of compiled_update_in_a_process.
+BACKEND_ENV, STEP_ENV, GRAD_ENV = "CONFORMANCE_DTENSOR_BACKEND", "CONFORMANCE_DTENSOR_STEP", "CONFORMANCE_DTENSOR_GRAD"
+
+
+def compiled_in_this_rank(function):
+    """``function`` as the test's mode runs it, in a rank: through torch.compile with its backend, or as written."""
+    backend = os.environ[BACKEND_ENV]
+    return torch.compile(function, backend=backend) if backend else function
+
+
+def _ranks_compiling(monkeypatch, run, function, world_size: int = 1, **settings) -> list:
+    """``ranks.run(function, world_size)`` with the test's backend (and ``settings``) in the ranks' environment."""
+    for name, value in {BACKEND_ENV: run.backend or "", **settings}.items():
+        monkeypatch.setenv(name, value)
+    return ranks.run(function, world_size=world_size)
 
 
 def compiled_update_in_a_process(rank, world_size):
@@ -234,16 +247,12 @@ def compiled_update_in_a_process(rank, world_size):
     mesh = dt.DeviceMesh("cpu", [0])
     p, d = param(dt, mesh), sharded(dt, mesh, [9.0, 9.0, 9.0, 9.0])
     update = UPDATES[os.environ[STEP_ENV]][0]
-    step = update if os.environ[GRAD_ENV] == "enabled" else under_no_grad(update)
-    backend = os.environ[BACKEND_ENV]
-    compiled = torch.compile(step, backend=backend) if backend else step
-    return {"raised": _outcome(lambda: compiled(p, d)), "p": local(p)}
+    step = compiled_in_this_rank(update if os.environ[GRAD_ENV] == "enabled" else under_no_grad(update))
+    return {"raised": _outcome(lambda: step(p, d)), "p": local(p)}
 
 
 def _compiled_in_a_process(monkeypatch, run, update: str, grad: str) -> dict:
-    for name, value in ((STEP_ENV, update), (GRAD_ENV, grad), (BACKEND_ENV, run.backend or "")):
-        monkeypatch.setenv(name, value)
-    return ranks.run(compiled_update_in_a_process, world_size=1)[0]
+    return _ranks_compiling(monkeypatch, run, compiled_update_in_a_process, **{STEP_ENV: update, GRAD_ENV: grad})[0]
 
 
 # > DTENSOR-29 (2.2 only): On 2.2, compiled with inductor, `p.add_(1)`, `p.mul_(2)` and `p.zero_()` under
@@ -459,6 +468,33 @@ def test_fully_shard_parameters_are_dtensor_parameters(dt, mesh):
     assert m.weight.to_local().tolist() == [[0.0] * 4] * 4
 
 
+# > DTENSOR-32 (since 2.7): A module sharded by FSDP2 on a mesh of one CPU process (`nn.Linear(4, 2, bias=False)` with
+# > weight `torch.arange(8.).reshape(2, 4)`, after `fully_shard(m, mesh=mesh)`) trains the same compiled as eagerly:
+# > with the module compiled (`f = torch.compile(m)`) and the step of `opt = torch.optim.SGD(m.parameters(), lr=0.1)`
+# > compiled, two steps `f(x).sum().backward(); opt.step(); opt.zero_grad()` for `x = torch.ones(3, 4)` leave `m.weight`
+# > a DTensor `nn.Parameter` holding the weight minus 0.6, and an update `m.weight.add_(1)` under `torch.no_grad()`
+# > between two calls is seen by the next one: `f(x).sum()` is then 93.6. Before 2.7 FSDP2's forward does not run on
+# > CPU (DTENSOR-22).
+@pytest.mark.clause("DTENSOR-32")
+def test_fully_shard_module_trains_compiled_as_eagerly(dt, mesh, run):
+    m = nn.Linear(4, 2, bias=False)
+    weight = torch.arange(8.0).reshape(2, 4)
+    with torch.no_grad():
+        m.weight.copy_(weight)
+    _fully_shard()(m, mesh=mesh)
+    forward, opt = run.function(m), torch.optim.SGD(m.parameters(), lr=0.1)
+    step, x = run.function(opt.step), torch.ones(3, 4)
+    for _ in range(2):
+        forward(x).sum().backward()
+        step()
+        opt.zero_grad()
+    assert isinstance(m.weight, nn.Parameter) and isinstance(m.weight, dt.DTensor)
+    torch.testing.assert_close(m.weight.to_local(), weight - 0.6)  # float32: each step subtracts 0.3
+    with torch.no_grad():
+        m.weight.add_(1)
+    assert forward(x).sum().item() == pytest.approx(93.6)
+
+
 ROWS = torch.arange(16.0).reshape(4, 4).tolist()  # the weight of the modules sharded on two ranks
 
 
@@ -541,6 +577,28 @@ def _grad_assignments(dt, mesh) -> dict:
     q = param(dt, mesh)
     q.grad = sharded(dt, mesh, [1.0, 1.0, 1.0, 1.0])
     seen["q.grad after q.grad = d"] = [type(q.grad).__name__, local(q.grad)]
+    return seen
+
+
+def trained_on_two_ranks(rank, world_size):
+    """DTENSOR-33 on each rank: the FSDP2 module of DTENSOR-17 trained by two steps, compiled as the test's mode
+    compiles (module and optimizer step), then updated under no_grad: this rank's shard, and the next forward's sum."""
+    dt = _api()
+    mesh = dt.DeviceMesh("cpu", list(range(world_size)))
+    m = nn.Linear(4, 4, bias=False)
+    with torch.no_grad():
+        m.weight.copy_(torch.tensor(ROWS))
+    _fully_shard()(m, mesh=mesh)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    forward, step, x = compiled_in_this_rank(m), compiled_in_this_rank(opt.step), torch.ones(3, 4)
+    for _ in range(2):
+        forward(x).sum().backward()
+        step()
+        opt.zero_grad()
+    seen = {"shard": local(m.weight)}
+    with torch.no_grad():
+        m.weight.add_(1)
+    seen["sum after add_(1)"] = forward(x).sum().item()
     return seen
 
 
@@ -663,3 +721,32 @@ def test_update_after_a_resharding_forward_written(two_ranks):
 @pytest.mark.clause("DTENSOR-24")
 def test_root_not_resharded_after_forward_on_2_7(two_ranks):
     _update_lost(_after_forward(two_ranks, "True"))
+
+
+def _trained_as(seen, lowered_by: float, total: float) -> None:
+    """Each rank of trained_on_two_ranks holds its rows of ROWS minus ``lowered_by``, and summed ``total``."""
+    trained = (torch.tensor(ROWS) - lowered_by).tolist()
+    for rank, rows in enumerate((trained[:2], trained[2:])):
+        torch.testing.assert_close(torch.tensor(seen[rank]["shard"]), torch.tensor(rows))
+        assert seen[rank]["sum after add_(1)"] == pytest.approx(total)
+
+
+# > DTENSOR-33 (since 2.9): On a mesh of two CPU processes, the module of DTENSOR-17 (`nn.Linear(4, 4, bias=False)`
+# > with weight `torch.arange(16.).reshape(4, 4)`, after `fully_shard(m, mesh=mesh)`) trains the same compiled as
+# > eagerly, as on one process (DTENSOR-32): with the module and the SGD step (`lr=0.1`) compiled, two steps on
+# > `x = torch.ones(3, 4)` on each rank leave each rank's shard holding its rows of the weight minus 0.6 (the gradient
+# > is the mean of the ranks' gradients, 3 for each element), and after `m.weight.add_(1)` under `torch.no_grad()` the
+# > next compiled forward sums to 379.2 on both. Before 2.9: DTENSOR-34.
+@pytest.mark.clause("DTENSOR-33")
+def test_fully_shard_module_trains_compiled_on_two_ranks(monkeypatch, run):
+    _trained_as(_ranks_compiling(monkeypatch, run, trained_on_two_ranks, world_size=2), 0.6, 379.2)
+
+
+# > DTENSOR-34 (since 2.7, until 2.9): On 2.7 and 2.8, in the setting of DTENSOR-33 (eagerly and compiled), the
+# > gradient FSDP2 gives each rank's shard is the sum of the two ranks' gradients, not their mean (6 for each element,
+# > where from 2.9 it is 3): two steps lower the weight by 1.2, and the forward after `m.weight.add_(1)` sums to 350.4.
+# > FSDP2 asked the `gloo` process group for an average it did not compute (pytorch/pytorch#162338, "Incorrect AVG
+# > reduction for GLOO").
+@pytest.mark.clause("DTENSOR-34")
+def test_fully_shard_gradient_is_the_sum_on_gloo_before_2_9(monkeypatch, run):
+    _trained_as(_ranks_compiling(monkeypatch, run, trained_on_two_ranks, world_size=2), 1.2, 350.4)

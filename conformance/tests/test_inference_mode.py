@@ -215,11 +215,21 @@ def test_detach_of_inference_tensor_has_a_version_counter(device, update, grad, 
 @pytest.mark.parametrize("update", DETACH_UPDATES.params())
 @pytest.mark.parametrize("grad", ["enabled", "no_grad"])
 def test_compiled_update_of_detached_inference_tensor_raises(device, update, grad, run):
+    def refused(d):
+        with raises(RuntimeError, NO_INPLACE):
+            run(update, d)
+
+    _update_detached(device, grad, refused)
+
+
+def _update_detached(device, grad: str, step):
+    """``step(d)`` for ``d = t.detach()`` of an inference tensor ``t``, outside inference mode (grad mode enabled or
+    under no_grad); ``(t, d)`` after."""
     t = inference_tensor(device)
     with torch.set_grad_enabled(grad == "enabled"):
         d = t.detach()
-        with raises(RuntimeError, NO_INPLACE):
-            run(update, d)
+        step(d)
+    return t, d
 
 
 DETACH_INDEX_ASSIGNMENTS = {
@@ -468,10 +478,7 @@ def test_inductor_writes_update_of_inference_tensor_outside(device, update, grad
 @pytest.mark.parametrize("update", DETACH_UPDATES.params())
 @pytest.mark.parametrize("grad", ["enabled", "no_grad"])
 def test_inductor_update_of_detached_inference_tensor_not_counted(device, update, grad, run):
-    t = inference_tensor(device)
-    with torch.set_grad_enabled(grad == "enabled"):
-        d = t.detach()
-        run(update, d)
+    t, d = _update_detached(device, grad, lambda d: run(update, d))
     assert d._version == 0
     assert_result(t, update, "inference tensor, updated through its detach() compiled with inductor")
 
