@@ -24,6 +24,12 @@ CLAUSE_REF = re.compile(r"\{clause\}`([A-Z][A-Z0-9]*-\d+)`")
 
 # The clause lists its members itself; its tests run every member listed (checked by reading them).
 ENUMERATED: dict[str, str] = {
+    "DTENSOR-27": "the two updates it names (copy_, zero_), each with grad mode and under no_grad; the test runs "
+    "NO_SHARDING_STRATEGY, those two, in both",
+    "DTENSOR-28": "the three updates it names (add_, mul_, zero_); the test runs those three",
+    "DTENSOR-29": "the three updates it names (add_, mul_, zero_); the test runs those three",
+    "DTENSOR-33": "the two ranks of its mesh; the test checks each rank's shard and sum",
+    "DTENSOR-34": "the two ranks of the mesh of DTENSOR-33; the test checks each rank's shard and sum",
     "COPY-1": "its five sources; the test runs SOURCES, the same five",
     "COPY-3": "the sources of COPY-1; the test runs SOURCES, the same five",
     "COPY-90": "the sources of COPY-1; the test (that of COPY-3) runs SOURCES, the same five",
