@@ -253,6 +253,11 @@ INDUCTOR_DIVERGENT = {
     "VERSION-102",
     "VERSION-103",
 }
+# Divergences whose tests compile their step in a rank of its own (conformance/harness/ranks.py; on 2.1 inductor's
+# compilation kills the process): the harness's attribution rerun swaps the backend the ranks read, but counts no
+# step of the test process, so it records no layer. Their clauses state the layer from the other backend's recorded
+# outcome (with aot_eager the same steps write: DTENSOR-28 on 2.2, DTENSOR-31 on 2.1).
+COMPILED_IN_RANKS = {"DTENSOR-29", "DTENSOR-30"}
 # A divergence on meta only: the run below (cpu) cannot see it.
 DIVERGENT_ON_META = {"COMPILE-10", "COPY-97", "INDEX-98", "INPLACE-95", "INPLACE-96", "VERSION-93"}
 # SAME_AS_EAGER: for a range of releases compiled code behaves as eager does, or what the clause's tests check
@@ -327,7 +332,7 @@ def test_recorded_layers_are_divergences_only(fresh_results):
         {f"{cid} ({v}, {m}: {layer})" for (cid, v, _, m), layer in layers.items() if layer and cid in SAME_AS_EAGER}
     )
     assert not same, f"SAME_AS_EAGER clauses with a diverging layer: {', '.join(same)}"
-    divergent = DIVERGENT | INDUCTOR_DIVERGENT
+    divergent = (DIVERGENT | INDUCTOR_DIVERGENT) - COMPILED_IN_RANKS
     unnamed = sorted(
         {
             f"{cid} ({v}, {m})"
