@@ -178,7 +178,7 @@ def test_compiled_update_fails_to_compile_on_2_1(dt, mesh, update, grad, run):
     assert local(p) == [0.0, 1.0, 2.0, 3.0]
 
 
-# The updates of DTENSOR-1 other than `p.copy_(d)` (DTENSOR-26): elementwise arithmetic and `zero_()`.
+# The arithmetic updates of DTENSOR-1 (with `zero_()`, the updates other than `p.copy_(d)` of DTENSOR-26).
 ARITHMETIC = ["p.add_(1)", "p.mul_(2)"]
 
 
