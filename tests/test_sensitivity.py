@@ -247,6 +247,7 @@ INDUCTOR_DIVERGENT = {
     "DTENSOR-30",
     "INFER-92",
     "INFER-93",
+    "INFER-94",
     "INPLACE-101",
     "INPLACE-102",
     "VERSION-101",
