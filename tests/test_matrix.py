@@ -126,3 +126,16 @@ def test_a_default_view_over_its_budget_is_a_warning(tmp_path, monkeypatch):
     page.write_bytes(b"x" * (matrix.BUDGET + 1))
     matrix.check_budget(app, None)
     assert len(warnings) == 1 and "over its budget" in warnings[0]
+
+
+def test_row_parity_classes_are_dropped_from_both_views(tmp_path):
+    pages = {doc: tmp_path / f"{doc.replace('/', '_')}.html" for doc in (matrix.PAGE, f"{matrix.PAGE}-full")}
+    app = SimpleNamespace(
+        builder=SimpleNamespace(format="html", get_outfilename=lambda docname: str(pages[docname])),
+        env=SimpleNamespace(found_docs=set(pages)),
+    )
+    for path in pages.values():
+        path.write_text('<tr class="row-odd"><td>✓</td></tr><tr class="matrix-page row-even"><td>p</td></tr>')
+    matrix.drop_row_parity(app, None)
+    for path in pages.values():
+        assert path.read_text() == '<tr><td>✓</td></tr><tr class="matrix-page"><td>p</td></tr>'

@@ -301,7 +301,7 @@ def add_compiled_line(app, doctree):
         return
     line = nodes.paragraph(classes=["compiled-line"])
     line += nodes.strong("Compiled:", "Compiled:")
-    text = f" under torch.compile (backend aot_eager) {len(eager)} clauses of this page hold in eager mode only"
+    text = f" under torch.compile ({backends(reg.MODES)}) {len(eager)} clauses of this page hold in eager mode only"
     line += nodes.Text(text + ("; what compiled code does is stated by " if compiled else ""))
     for i, cid in enumerate(compiled):
         line += [nodes.Text(", " if i else ""), _clause_link(cid)]

@@ -12,6 +12,7 @@ version range, or not about this device or mode (which includes a clause that ne
 from __future__ import annotations
 
 import functools
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -281,6 +282,26 @@ class FullMatrixDirective(SphinxDirective):
         return holder.children[0]
 
 
+ROW_CLASSES = re.compile(r'<tr class="([^"]*)">')
+
+
+def drop_row_parity(app, exception):
+    """Sphinx marks every table row "row-odd" or "row-even", which neither furo nor matrix.css reads: 16 bytes a row
+    that the default view's budget is better spent on (about 2.7 kB at 166 rows). Runs before check_budget."""
+    if exception is not None or app.builder.format != "html":
+        return
+    for doc in (PAGE, f"{PAGE}-full"):
+        path = Path(app.builder.get_outfilename(doc))
+        if doc in app.env.found_docs and path.is_file():
+            html = path.read_text(encoding="utf-8")
+            path.write_text(ROW_CLASSES.sub(_without_parity, html), encoding="utf-8")
+
+
+def _without_parity(match: re.Match) -> str:
+    kept = " ".join(c for c in match[1].split() if c not in ("row-odd", "row-even"))
+    return f'<tr class="{kept}">' if kept else "<tr>"
+
+
 def check_budget(app, exception):
     """The default view must stay small: a warning (an error under -W) when its HTML grows past the budget. (Not in
     a draft: its stale clauses, shown as not run, are rows the recorded site does not have.)"""
@@ -301,5 +322,6 @@ def setup(app):
     app.add_directive("conformance-matrix", MatrixDirective)
     app.add_directive("conformance-matrix-full", FullMatrixDirective)
     app.connect("doctree-resolved", resolve_links)
+    app.connect("build-finished", drop_row_parity)  # before check_budget: connected first, run first
     app.connect("build-finished", check_budget)
     return {"version": "1", "parallel_read_safe": False}
