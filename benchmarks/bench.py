@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -29,12 +30,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def timed(cmd: list[str], repeat: int, env=None) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, env={**os.environ, **(env or {})})
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return statistics.median(run_timed(cmd, env)[0] for _ in range(repeat))
+
+
+def run_timed(cmd: list[str], env=None) -> tuple[float, float]:
+    """Seconds of one run: wall clock, and CPU (user + system of the command and every process it waited for, g++
+    included), which a busy machine changes much less than the wall clock."""
+    before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, env={**os.environ, **(env or {})})
+    wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> int:
@@ -138,6 +143,7 @@ def modes_per_version(repeat: int, versions: list[str] | None, modes: list[str])
     compiled = modes[1:]
     print(f"cores: {os.cpu_count()}, repeat: {repeat}, started {time.strftime('%Y-%m-%d %H:%M')}", flush=True)
     header = ["torch", "floor s", *(f"{m} s" for m in modes), "eager x floor", *(f"{m} / eager" for m in compiled)]
+    header += [f"{m} CPU s" for m in modes] + [f"{m} / eager, CPU" for m in compiled]
     print("| " + " | ".join(header) + " |")
     print("| --- |" + " ---: |" * (len(header) - 1), flush=True)
     for env in envs:
@@ -148,13 +154,16 @@ def modes_per_version(repeat: int, versions: list[str] | None, modes: list[str])
             floor = timed([py, "-c", "import torch"], repeat)
             # inductor runs on cpu (conformance/harness/modes.py), with torch's on-disk caches (TORCHINDUCTOR_CACHE_DIR)
             # as the environment has them
-            seconds = {mode: timed([*suite, "--mode", mode], repeat) for mode in modes}
+            runs = {mode: [run_timed([*suite, "--mode", mode]) for _ in range(repeat)] for mode in modes}
         except subprocess.CalledProcessError as e:  # a run that failed has no time to report: say so, go on
             why = f"signal {-e.returncode}" if e.returncode < 0 else f"exit {e.returncode}"
             print(f"| {version} | `{' '.join(e.cmd[1:])}` failed ({why}) |", flush=True)
             continue
+        seconds = {m: statistics.median(wall for wall, _ in runs[m]) for m in modes}
+        cpu = {m: statistics.median(used for _, used in runs[m]) for m in modes}
         cells = [version, f"{floor:.2f}", *(f"{seconds[m]:.2f}" for m in modes), f"{seconds['eager'] / floor:.1f}"]
         cells += [f"{seconds[m] / seconds['eager']:.1f}" for m in compiled]
+        cells += [f"{cpu[m]:.2f}" for m in modes] + [f"{cpu[m] / cpu['eager']:.1f}" for m in compiled]
         print("| " + " | ".join(cells) + " |", flush=True)
 
 
