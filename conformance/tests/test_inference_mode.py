@@ -389,7 +389,8 @@ def without_aot_autograd_cache():
     """AOTAutograd's cache of inductor's graphs (a setting from 2.5, on by default from 2.7) off: INFER-9's compiled
     statement is about a step that is traced, and a graph cached by another test (INFER-10's, compiled inside
     inference mode) skips the check on 2.7 (INFER-94)."""
-    config = torch._functorch.config
+    import torch._functorch.config as config  # not loaded by `import torch` on every release
+
     return config.patch(enable_autograd_cache=False) if hasattr(config, "enable_autograd_cache") else nullcontext()
 
 
