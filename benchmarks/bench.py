@@ -157,7 +157,10 @@ def modes_per_version(repeat: int, versions: list[str] | None, modes: list[str])
             runs = {mode: [run_timed([*suite, "--mode", mode]) for _ in range(repeat)] for mode in modes}
         except subprocess.CalledProcessError as e:  # a run that failed has no time to report: say so, go on
             why = f"signal {-e.returncode}" if e.returncode < 0 else f"exit {e.returncode}"
-            print(f"| {version} | `{' '.join(e.cmd[1:])}` failed ({why}) |", flush=True)
+            output = (e.stdout or b"").decode(errors="replace").splitlines()
+            failed = [line.removeprefix("FAILED ") for line in output if line.startswith("FAILED")]
+            run = " ".join(e.cmd[1:])
+            print(f"| {version} | `{run}` failed ({why}): {len(failed)} tests, {failed[:3]} |", flush=True)
             continue
         seconds = {m: statistics.median(wall for wall, _ in runs[m]) for m in modes}
         cpu = {m: statistics.median(used for _, used in runs[m]) for m in modes}
