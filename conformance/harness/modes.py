@@ -38,7 +38,7 @@ comes from as the observation "diverging layer": the first whose backend alone g
 from __future__ import annotations
 
 import platform
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 from .populations import INPLACE_SPELLINGS
@@ -364,6 +364,10 @@ class Runner:
         self.graph_breaks = 0
         self.compiled_steps = 0  # steps handed to function(): code whose backend the attribution rerun can change
         self.leaked_dispatch_state = False
+        # AOTAutograd's on-disk cache of inductor's graphs (on by default from torch 2.7): off, so that a step's
+        # outcome is what tracing it gives, not what an earlier test (or process) left in the cache; a graph cached
+        # inside inference mode is served outside it (INFER-94). None: as the release sets it (INFER-94's test).
+        self.aot_autograd_cache: bool | None = False
         if mode in COMPILED_MODES:
             skip_guard_latency_profile()
             reset_dynamo()
@@ -382,7 +386,7 @@ class Runner:
             keep_storages(args)
             before = sum(counters["graph_break"].values())
             try:
-                with self.compiling():
+                with self.compiling(), self.cache_setting():
                     return compiled(*args, **kwargs)
             finally:
                 self.graph_breaks += sum(counters["graph_break"].values()) - before
@@ -403,6 +407,17 @@ class Runner:
             if dispatch.get() != modes_before:
                 self.leaked_dispatch_state = True
                 dispatch.restore(None, modes_before)
+
+    def cache_setting(self):
+        """Around a call of a step compiled with inductor: AOTAutograd's cache as ``aot_autograd_cache`` says (a
+        setting from 2.5; ``aot_eager`` caches nothing)."""
+        if self.backend != "inductor" or self.aot_autograd_cache is None:
+            return nullcontext()
+        import torch._functorch.config as config  # not loaded by `import torch` on every release
+
+        if not hasattr(config, "enable_autograd_cache"):
+            return nullcontext()
+        return config.patch(enable_autograd_cache=self.aot_autograd_cache)
 
     def untraceable_members(self, device: str) -> dict:
         """For a test that checks members of a population inside one item (``check_each``): the members this mode

@@ -125,9 +125,14 @@ def copy_with_grad(p, d):
     p.copy_(d)
 
 
-def copy_under_no_grad(p, d):
-    with torch.no_grad():
-        p.copy_(d)
+def under_no_grad(update):
+    """The step ``update(p, d)`` under ``torch.no_grad()``."""
+
+    def step(p, d):
+        with torch.no_grad():
+            update(p, d)
+
+    return step
 
 
 # > DTENSOR-26 (since 2.2): From 2.2, inside a compiled function (with `aot_eager` and with inductor), `p.copy_(d)` for
@@ -142,22 +147,12 @@ def test_compiled_copy_refused_with_grad_written_under_no_grad(dt, mesh, run):
         run(copy_with_grad, p, d)
     assert type(info.value).__name__ == "TorchRuntimeError"
     assert local(p) == [0.0, 1.0, 2.0, 3.0]
-    run(copy_under_no_grad, p, d)
+    run(under_no_grad(copy_with_grad), p, d)
     assert local(p) == [9.0, 9.0, 9.0, 9.0]
 
 
 # The operator named in DTENSOR-27's message, for each update of DTENSOR-1 that fails to compile on 2.1.
 NO_SHARDING_STRATEGY = {"p.copy_(d)": "aten.copy.default", "p.zero_()": "aten.zero.default"}
-
-
-def under_no_grad(update):
-    """The step ``update(p, d)`` under ``torch.no_grad()``."""
-
-    def step(p, d):
-        with torch.no_grad():
-            update(p, d)
-
-    return step
 
 
 # > DTENSOR-27 (until 2.2): On 2.1, inside a compiled function (with `aot_eager` and with inductor), the `p.copy_(d)`
@@ -468,6 +463,15 @@ def test_fully_shard_parameters_are_dtensor_parameters(dt, mesh):
     assert m.weight.to_local().tolist() == [[0.0] * 4] * 4
 
 
+def train_two_steps(forward, step, opt, x) -> None:
+    """DTENSOR-32/33's training: two steps of ``forward(x).sum().backward()``, the optimizer's ``step()``, the
+    gradients zeroed."""
+    for _ in range(2):
+        forward(x).sum().backward()
+        step()
+        opt.zero_grad()
+
+
 # > DTENSOR-32 (since 2.7): A module sharded by FSDP2 on a mesh of one CPU process (`nn.Linear(4, 2, bias=False)` with
 # > weight `torch.arange(8.).reshape(2, 4)`, after `fully_shard(m, mesh=mesh)`) trains the same compiled as eagerly:
 # > with the module compiled (`f = torch.compile(m)`) and the step of `opt = torch.optim.SGD(m.parameters(), lr=0.1)`
@@ -484,10 +488,7 @@ def test_fully_shard_module_trains_compiled_as_eagerly(dt, mesh, run):
     _fully_shard()(m, mesh=mesh)
     forward, opt = run.function(m), torch.optim.SGD(m.parameters(), lr=0.1)
     step, x = run.function(opt.step), torch.ones(3, 4)
-    for _ in range(2):
-        forward(x).sum().backward()
-        step()
-        opt.zero_grad()
+    train_two_steps(forward, step, opt, x)
     assert isinstance(m.weight, nn.Parameter) and isinstance(m.weight, dt.DTensor)
     torch.testing.assert_close(m.weight.to_local(), weight - 0.6)  # float32: each step subtracts 0.3
     with torch.no_grad():
@@ -591,10 +592,7 @@ def trained_on_two_ranks(rank, world_size):
     _fully_shard()(m, mesh=mesh)
     opt = torch.optim.SGD(m.parameters(), lr=0.1)
     forward, step, x = compiled_in_this_rank(m), compiled_in_this_rank(opt.step), torch.ones(3, 4)
-    for _ in range(2):
-        forward(x).sum().backward()
-        step()
-        opt.zero_grad()
+    train_two_steps(forward, step, opt, x)
     seen = {"shard": local(m.weight)}
     with torch.no_grad():
         m.weight.add_(1)

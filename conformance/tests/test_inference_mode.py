@@ -4,8 +4,6 @@ Inference mode and grad mode are global (thread-local) state: every test changes
 managers only, so they are restored even when an assertion fails.
 """
 
-from contextlib import nullcontext
-
 import pytest
 import torch
 
@@ -380,18 +378,9 @@ def plain_result(update):
 @pytest.mark.parametrize("grad", ["enabled", "no_grad"])
 def test_inplace_on_inference_tensor_outside_raises(device, update, grad, run):
     t = inference_tensor(device)
-    with torch.set_grad_enabled(grad == "enabled"), without_aot_autograd_cache():
+    with torch.set_grad_enabled(grad == "enabled"):
         with raises(RuntimeError, NO_INPLACE):
             run(update, t)
-
-
-def without_aot_autograd_cache():
-    """AOTAutograd's cache of inductor's graphs (a setting from 2.5, on by default from 2.7) off: INFER-9's compiled
-    statement is about a step that is traced, and a graph cached by another test (INFER-10's, compiled inside
-    inference mode) skips the check on 2.7 (INFER-94)."""
-    import torch._functorch.config as config  # not loaded by `import torch` on every release
-
-    return config.patch(enable_autograd_cache=False) if hasattr(config, "enable_autograd_cache") else nullcontext()
 
 
 # The values of `t = [1, 2]` after each member of INPLACE_SPELLINGS (`v` is [0.5, 0.5], `m` [True, False], `i` [0]),
@@ -494,9 +483,7 @@ def test_inductor_update_of_detached_inference_tensor_not_counted(device, update
     assert_result(t, update, "inference tensor, updated through its detach() compiled with inductor")
 
 
-INDEX_ASSIGNMENTS = [
-    p for p in INPLACE_SPELLINGS.params() if p.id in {"t[0] = 5", "t[:] = v", "t[[0]] = 5", "t[m] = 5"}
-]
+INDEX_SPELLINGS = [p for p in INPLACE_SPELLINGS.params() if p.id in {"t[0] = 5", "t[:] = v", "t[[0]] = 5", "t[m] = 5"}]
 
 
 # > INFER-94: Compiled with inductor on 2.7, the first release whose AOTAutograd cache is on by default
@@ -508,10 +495,11 @@ INDEX_ASSIGNMENTS = [
 # > tested: a graph cached by an earlier process (the cache lives on disk, in `TORCHINDUCTOR_CACHE_DIR`; that is how the
 # > suite met it). Layer: Inductor (`aot_eager` caches nothing).
 @pytest.mark.clause("INFER-94")
-@pytest.mark.parametrize("update", INDEX_ASSIGNMENTS)
+@pytest.mark.parametrize("update", INDEX_SPELLINGS)
 def test_inductor_cached_graph_accepts_index_assignment(device, update, run):
     from torch._inductor.utils import fresh_inductor_cache
 
+    run.aot_autograd_cache = None  # as released (the harness turns it off for every other test)
     with fresh_inductor_cache():  # an empty cache directory: what is cached is this test's doing; settings as released
         with torch.no_grad(), raises(RuntimeError, NO_INPLACE):
             run(update, inference_tensor(device))  # nothing cached: traced, refused
