@@ -484,32 +484,48 @@ def test_inductor_update_of_detached_inference_tensor_not_counted(device, update
 
 
 INDEX_SPELLINGS = [p for p in INPLACE_SPELLINGS.params() if p.id in {"t[0] = 5", "t[:] = v", "t[[0]] = 5", "t[m] = 5"}]
+DETACH_INDEX_SPELLINGS = [p for p in DETACH_UPDATES.params() if p.id in {"t[[0]] = 5", "t[m] = 5"}]
 
 
 # > INFER-94: Compiled with inductor on 2.7, the first release whose AOTAutograd cache is on by default
 # > (pytorch/pytorch#141981), an index assignment of an inference tensor (`t[0] = 5`, `t[:] = v`, `t[[0]] = 5`,
 # > `t[m] = 5`) called outside inference mode under `torch.no_grad()` is refused as INFER-9 says while nothing is
 # > cached; once the same function has been compiled for an inference tensor inside inference mode, the graph is served
-# > from that cache, not traced again, and the update is accepted and written. With grad mode enabled it is still
-# > refused. From 2.8 inductor accepts these updates anyway (INFER-92); before 2.7 the cache is off by default. Not
-# > tested: a graph cached by an earlier process (the cache lives on disk, in `TORCHINDUCTOR_CACHE_DIR`; that is how the
-# > suite met it). Layer: Inductor (`aot_eager` caches nothing).
+# > from that cache, not traced again, and the update is accepted and written. So are `d[[0]] = 5` and `d[m] = 5` into
+# > `d = t.detach()` made outside the mode (refused by INFER-90 while nothing is cached): written into the memory of
+# > `t`, with `d._version` still 0. With grad mode enabled they are still refused. From 2.8 inductor accepts these
+# > updates anyway (INFER-92, INFER-93); before 2.7 the cache is off by default. Not tested: a graph cached by an
+# > earlier process (the cache lives on disk, in `TORCHINDUCTOR_CACHE_DIR`; that is how the suite met it). Layer:
+# > Inductor (`aot_eager` caches nothing).
 @pytest.mark.clause("INFER-94")
-@pytest.mark.parametrize("update", INDEX_SPELLINGS)
-def test_inductor_cached_graph_accepts_index_assignment(device, update, run):
+@pytest.mark.parametrize(
+    "update, through",
+    [pytest.param(p.values[0], "t", id=p.id) for p in INDEX_SPELLINGS]
+    + [
+        pytest.param(p.values[0], "t.detach()", id=f"d = t.detach(); {p.id.replace('t[', 'd[')}")
+        for p in DETACH_INDEX_SPELLINGS
+    ],
+)
+def test_inductor_cached_graph_accepts_index_assignment(device, update, through, run):
     from torch._inductor.utils import fresh_inductor_cache
 
+    def target(t):  # what the step updates: the inference tensor, or its detach() made outside the mode
+        return t.detach() if through == "t.detach()" else t
+
     run.aot_autograd_cache = None  # as released (the harness turns it off for every other test)
-    with fresh_inductor_cache():  # an empty cache directory: what is cached is this test's doing; settings as released
+    with fresh_inductor_cache():  # an empty cache directory: what is cached is this test's doing
         with torch.no_grad(), raises(RuntimeError, NO_INPLACE):
-            run(update, inference_tensor(device))  # nothing cached: traced, refused
+            run(update, target(inference_tensor(device)))  # nothing cached: traced, refused
         run_inside(run, update, inference_tensor(device))  # traced inside the mode, where it is allowed: cached
         t = inference_tensor(device)
         with torch.no_grad():
-            run(update, t)
-        assert_result(t, update, "inference tensor, compiled with inductor from a cached graph")
+            updated = target(t)
+            run(update, updated)
+        assert_result(t, update, f"inference tensor, {through} updated by a graph from the cache")
+        if through == "t.detach()":
+            assert updated._version == 0
         with raises(RuntimeError, NO_INPLACE):
-            run(update, inference_tensor(device))  # grad mode enabled: another graph, traced, refused
+            run(update, target(inference_tensor(device)))  # grad mode enabled: another graph, traced, refused
 
 
 # > INFER-10: Inside inference mode the same updates of an inference tensor are accepted, and it stays an
