@@ -368,6 +368,33 @@ def test_compiled_in_place_on_non_leaf_inside_loses_the_gradient_on_2_2_and_2_3(
     assert_values(a.grad, [0.0, 0.0], f"a.grad after a compiled {spelling} of y = a * 1 under no_grad")
 
 
+INDEX_UPDATES = ("x[:] = v", "x[0] = 5")  # the members of UPDATES that assign through an index
+
+
+# > NOGRAD-94 (inductor, 2.2-2.3): Compiled with inductor on 2.2 and 2.3, of the nine updates of NOGRAD-92 under
+# > `torch.no_grad()` of a non-leaf `y = a * 1` (`a = [1, 2]`, a leaf that requires grad), only the index assignments
+# > `y[:] = v` and `y[0] = 5` replace `y.grad_fn` with a new node of type `CopyBackwards`, and after them the gradient
+# > of `(y * [1, 10]).sum()` with respect to `a` is `[0, 0]`, as with `aot_eager` (NOGRAD-93). The other seven
+# > (`y.add_(1)`, `y += 1`, `torch.add(y, 1, out=y)`, `y.copy_(v)`, `y.mul_(2)`, `y.zero_()`, `y.fill_(7)`) leave `y`
+# > its `grad_fn` object, as eagerly (NOGRAD-8), and the gradient is `[1, 10]`, as eagerly. None raises an error, and
+# > `y` stays a non-leaf that requires grad. Layer: Inductor (with `aot_eager` all nine replace the node).
+@pytest.mark.clause("NOGRAD-94")
+@pytest.mark.parametrize("spelling", list(UPDATES))
+def test_inductor_keeps_grad_fn_but_for_index_assignments_on_2_2_and_2_3(device, spelling, run):
+    a = leaf(device)
+    y = a * 1
+    fn = y.grad_fn
+    run(_no_grad_update(spelling), y)
+    assert (y.requires_grad, y.is_leaf) == (True, False)
+    replaced = spelling in INDEX_UPDATES
+    assert (y.grad_fn is fn, type(y.grad_fn).__name__) == (
+        (False, "CopyBackwards") if replaced else (True, "MulBackward0")
+    )
+    (y * torch.tensor([1.0, 10.0], device=device)).sum().backward()
+    what = f"a.grad after {spelling} of y = a * 1 under no_grad, compiled with inductor"
+    assert_values(a.grad, [0.0, 0.0] if replaced else [1.0, 10.0], what)
+
+
 # > NOGRAD-9: `torch.enable_grad()` and `torch.set_grad_enabled(True)` inside a block that disabled grad mode enable it
 # > again: operations there are recorded, and on leaving the inner block grad mode is disabled again. `torch.no_grad()`
 # > (or `torch.set_grad_enabled(False)`) inside `torch.enable_grad()` disables it, and leaving restores it.
