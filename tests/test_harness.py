@@ -454,6 +454,27 @@ def test_the_backend_settings_are_found_where_each_release_keeps_them(make):
     assert modes._backend_settings(lambda: None) is None
 
 
+@pytest.mark.parametrize(
+    "mode, setting, seen",
+    [("inductor", False, False), ("inductor", None, True), ("compile", False, True)],
+    ids=["inductor: off", "inductor, a test about the cache: as released", "aot_eager: as released"],
+)
+def test_an_inductor_step_is_called_with_aot_autograds_cache_off(monkeypatch, mode, setting, seen):
+    """A compiled step's outcome is what tracing it gives: the run fixture calls an inductor step with AOTAutograd's
+    cache off (a graph cached inside inference mode skips a check made while tracing, INFER-94), unless the test
+    asks for the release's setting (None); aot_eager caches nothing."""
+    import torch
+
+    config = pytest.importorskip("torch._functorch.config")
+    if not hasattr(config, "enable_autograd_cache"):
+        pytest.skip(f"torch {torch.__version__} has no AOTAutograd cache")
+    monkeypatch.setattr(torch, "compile", lambda step, backend: lambda: config.enable_autograd_cache)
+    runner = modes.Runner(mode)
+    runner.aot_autograd_cache = setting
+    with config.patch(enable_autograd_cache=True):  # as 2.7 and later release it (monkeypatch would delete it)
+        assert runner.function(lambda: None)() is seen
+
+
 def test_compiled_since_also_on_specifies_an_older_release_series_too():
     """``compiled_since("2.4", before="GRAD-92", also_on="2.1")``: specified on 2.1.x and from 2.4, not on 2.2, 2.3."""
     from conformance.harness.modes import CompiledSince, specified_later
