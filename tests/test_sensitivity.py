@@ -243,6 +243,7 @@ DIVERGENT = {
 # Divergences of inductor alone: with aot_eager in its place (and eagerly) their tests fail.
 INDUCTOR_DIVERGENT = {
     "DATA-103",
+    "DATA-104",
     "DTENSOR-29",
     "DTENSOR-30",
     "INFER-92",

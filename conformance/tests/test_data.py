@@ -282,13 +282,14 @@ def assign_data(x, t):
 
 # > DATA-8: After `x.data = t` the Python object `x` is the same object, and keeps its own
 # > `requires_grad`, leafness, `grad_fn` and `_version`; `t.requires_grad` is not copied to `x`.
-# > DATA-100 (compile, 2.1 and since 2.14): On 2.1 and from 2.14, `x.data = t` inside a compiled function does what
-# > eager code does: DATA-8 holds (`x` keeps its `requires_grad`, leafness, `grad_fn` and `_version`, not the bump of
-# > DATA-94), and so does DATA-60 (the `backward()` of a graph that saved `x` raises nothing, not the error of DATA-97),
-# > and so does DATA-12 (`t` on another device raises `RuntimeError` whose message contains "incompatible tensor type";
-# > from 2.14 it is a `torch._dynamo.exc.TorchRuntimeError`): Dynamo traces the assignment as `aten.shallow_copy_data_`,
-# > no longer as `set_` (pytorch/pytorch#186040); 2.2 to 2.13 trace it as `set_` (DATA-94, DATA-97, DATA-102, DATA-96).
-# > Layer: Dynamo.
+# > DATA-100 (compile, 2.1 and since 2.14): On 2.1 and from 2.14, `x.data = t` inside a function compiled with
+# > `aot_eager` does what eager code does: DATA-8 holds (`x` keeps its `requires_grad`, leafness, `grad_fn` and
+# > `_version`, not the bump of DATA-94), and so does DATA-60 (the `backward()` of a graph that saved `x` raises
+# > nothing, not the error of DATA-97), and so does DATA-12 (`t` on another device raises `RuntimeError` whose message
+# > contains "incompatible tensor type"; from 2.14 it is a `torch._dynamo.exc.TorchRuntimeError`): Dynamo traces the
+# > assignment as `aten.shallow_copy_data_`, no longer as `set_` (pytorch/pytorch#186040); 2.2 to 2.13 trace it as
+# > `set_` (DATA-94, DATA-97, DATA-102, DATA-96). Layer: Dynamo. Not with inductor: there a `t` of another shape raises
+# > from 2.4 (DATA-103, DATA-104).
 
 
 @pytest.mark.parametrize("bump", by_mode("DATA-8", "DATA-94", 0, 1, as_eager="DATA-100"))
@@ -331,21 +332,41 @@ def test_assign_data_adopts_storage_shape_dtype(device, dtype, run):
     assert (x.shape, x.dtype) == (torch.Size([3, 2]), dtype)
 
 
-# > DATA-103: Compiled with inductor, the default backend, from 2.4 to 2.14, `x.data = t` where `t` has another shape
-# > than `x` raises `AssertionError`, whose message contains "expected size" when `t` has as many dimensions as `x`
-# > (`x = [1, 2]`, `t` of shape `(3,)` or `(1,)`) and "wrong number of dimensions" when it has not (`t` of shape
-# > `(3, 2)`); `x` keeps its shape and does not share the storage of `t`. Eagerly and with `aot_eager`, `x` takes the
-# > shape of `t` (DATA-9). The code inductor generates for the step checks the size of its input against the shape it
-# > was traced with. On 2.1 to 2.3 and from 2.15 the assignment compiles with inductor and `x` takes the shape of `t`
-# > (2.15: Dynamo traces it as `aten.shallow_copy_data_`, DATA-100). Layer: Inductor.
-@pytest.mark.clause("DATA-103")
+# > DATA-103: Compiled with inductor, the default backend, from 2.4 to 2.14, `x.data = t` where `x` is a leaf that
+# > requires grad and `t`, which does not, has another shape than `x` raises `AssertionError`, whose message contains
+# > "expected size" when `t` has as many dimensions as `x` (`x = [1, 2]`, `t` of shape `(3,)` or `(1,)`) and "wrong
+# > number of dimensions" when it has not (`t` of shape `(3, 2)`); `x` keeps its shape and does not share the storage of
+# > `t`. Eagerly and with `aot_eager`, `x` takes the shape of `t` (DATA-9). The code inductor generates for the step
+# > checks the size of its input against the shape it was traced with. On 2.1 to 2.3 and from 2.15 the assignment
+# > compiles with inductor and `x` takes the shape of `t` (2.15: Dynamo traces it as `aten.shallow_copy_data_`,
+# > DATA-100); for an `x` that does not require grad and a `t` that does it raises on 2.15 too (DATA-104). Each outcome
+# > is that of a step traced with inductor's cache empty. Layer: Inductor.
+# > DATA-104: Compiled with inductor, from 2.4, `x.data = t` where `x` does not require grad (`x = [1, 2]`) and `t`,
+# > which requires grad, has another shape than `x` raises `AssertionError`, whose message contains "expected size" when
+# > `t` has as many dimensions as `x` (`t` of shape `(3,)` or `(1,)`) and "wrong number of dimensions" when it has not
+# > (`t` of shape `(3, 2)`); `x` keeps its shape and does not share the storage of `t`, as for a leaf that requires grad
+# > on 2.4 to 2.14 (DATA-103), but on 2.15 too, where that leaf takes the shape of `t`. Eagerly and with `aot_eager`,
+# > `x` takes the shape of `t` (DATA-9). On 2.1 to 2.3 the assignment compiles with inductor. The outcome is that of a
+# > step traced with inductor's cache empty. Layer: Inductor (an issue of the same input check, for a `t` of other
+# > strides: pytorch/pytorch#191337).
 @pytest.mark.parametrize(
     ("shape", "message"), [((3,), "expected size"), ((1,), "expected size"), ((3, 2), "wrong number of dimensions")]
 )
-def test_inductor_assign_data_of_another_shape_raises(device, shape, message, run):
-    x = leaf(device)
-    t = torch.zeros(shape, device=device)
-    with raises(AssertionError, message):
+@pytest.mark.parametrize(
+    "x_requires_grad",
+    [
+        pytest.param(True, marks=pytest.mark.clause("DATA-103"), id="DATA-103"),
+        pytest.param(False, marks=pytest.mark.clause("DATA-104"), id="DATA-104"),
+    ],
+)
+def test_inductor_assign_data_of_another_shape_raises(device, x_requires_grad, shape, message, run):
+    from torch._inductor.utils import fresh_inductor_cache
+
+    x = torch.tensor([1.0, 2.0], device=device, requires_grad=x_requires_grad)
+    t = torch.zeros(shape, device=device, requires_grad=not x_requires_grad)
+    # An empty FX graph cache: inductor serves the graph of this step compiled for the other requires_grad
+    # combination when it holds one, and that graph's size check is what decides the outcome.
+    with fresh_inductor_cache(), raises(AssertionError, message):
         run(assign_data, x, t)
     assert x.shape == (2,)
     assert not same_storage(x, t)
