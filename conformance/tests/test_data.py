@@ -339,7 +339,7 @@ def test_assign_data_adopts_storage_shape_dtype(device, dtype, run):
 # > `t`. Eagerly and with `aot_eager`, `x` takes the shape of `t` (DATA-9). The code inductor generates for the step
 # > checks the size of its input against the shape it was traced with. On 2.1 to 2.3 and from 2.15 the assignment
 # > compiles with inductor and `x` takes the shape of `t` (2.15: Dynamo traces it as `aten.shallow_copy_data_`,
-# > DATA-100); for an `x` that does not require grad and a `t` that does it raises on 2.15 too (DATA-104). Each outcome
+# > DATA-100); for an `x` that does not require grad and a `t` that does it raises on 2.15 too (DATA-104). The outcome
 # > is that of a step traced with inductor's cache empty. Layer: Inductor.
 # > DATA-104: Compiled with inductor, from 2.4, `x.data = t` where `x` does not require grad (`x = [1, 2]`) and `t`,
 # > which requires grad, has another shape than `x` raises `AssertionError`, whose message contains "expected size" when
